@@ -1,0 +1,81 @@
+// bench - Google Benchmark suites over every built variant (issue 7 extends the workloads and adds
+// the peers). Names are <workload>/<allocator>/<size>; Google Benchmark appends /threads:N.
+// Items per second count alloc+free pairs.
+//
+//   bench [--backend=sim|cuda] [Google Benchmark flags]   (default: cuda when a GPU is present)
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cudapool/backend.hpp"
+#include "registry.hpp"
+
+namespace {
+
+std::shared_ptr<cudapool::backend> g_device;
+
+// One pool per benchmark run, shared by its threads (thread 0 creates it, the last one out drops it).
+struct shared_pool {
+  std::unique_ptr<cudapool::any_pool> pool;
+};
+
+void pair(benchmark::State& state, const std::string& variant, std::size_t bytes) {
+  static shared_pool shared;
+  if (state.thread_index() == 0) shared.pool = cudapool::make_pool(variant, g_device);
+  // Google Benchmark starts the timed loop of all threads together, after thread 0's setup.
+  for (auto _ : state) {
+    void* p = shared.pool->allocate(bytes, {});
+    benchmark::DoNotOptimize(p);
+    shared.pool->deallocate(p);
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    state.counters["reserved_MiB"] = static_cast<double>(shared.pool->stats().reserved_bytes) / (1 << 20);
+  }
+}
+
+void register_all() {
+  for (const std::string& v : cudapool::available_variants()) {
+    for (std::size_t bytes : {std::size_t{256}, std::size_t{4096}, std::size_t{1} << 20}) {
+      benchmark::RegisterBenchmark(("pair/" + v + "/" + std::to_string(bytes)).c_str(),
+                                   [v, bytes](benchmark::State& s) { pair(s, v, bytes); })
+          ->ThreadRange(1, 64)
+          ->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string backend = cudapool::cuda_device_count() > 0 ? "cuda" : "sim";
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--backend=", 10) == 0) {
+      backend = argv[i] + 10;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  if (backend == "cuda") {
+    g_device = cudapool::make_cuda_backend(0);
+  } else if (backend == "sim") {
+    g_device = cudapool::make_sim_backend();
+  } else {
+    std::fprintf(stderr, "bench: --backend must be sim or cuda, got '%s'\n", backend.c_str());
+    return 2;
+  }
+  benchmark::AddCustomContext("cudapool_backend", backend);
+  int n = static_cast<int>(rest.size());
+  benchmark::Initialize(&n, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 2;
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_device.reset();
+  return 0;
+}

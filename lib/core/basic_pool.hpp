@@ -1,0 +1,206 @@
+// basic_pool.hpp - the public interface every variant exposes, written once.
+//
+// basic_pool<FreeLists> is the whole allocator: the variant supplies only FreeLists, the host
+// synchronisation of its per-class free lists, and everything else (size classes, the slow path's
+// order of reclaim -> grow -> wait -> trim -> out_of_memory, stream-ordered frees, the large path,
+// validation of frees, stats) comes from pool_core. A FreeLists type provides:
+//
+//   static constexpr std::string_view name;
+//   explicit FreeLists(core::pool_core&);
+//   block_index pop(size_class) noexcept;                  // hot; no_block when empty
+//   void push(size_class, block_index) noexcept;           // hot
+//   void push_chain(size_class, block_chain) noexcept;     // growth and reclaim batches
+//   block_chain take_all(size_class) noexcept;             // trim: empty the lists
+//   std::size_t free_blocks(size_class) const noexcept;    // stats
+//   std::size_t cached_blocks(size_class) const noexcept;  // stats (per-thread/stream caches)
+//
+// Stream contract. deallocate(p) means the caller guarantees that no device work that uses p is
+// pending: the block is reusable at once. deallocate(p, s) means p is reusable once the work
+// enqueued on s so far has completed: the pool records one event per batch of such frees and
+// reuses the blocks only after it has seen the event complete. A stream given to deallocate must
+// be flushed (flush_stream) before it is destroyed. allocate() does not order anything: the
+// returned block has no pending device work on any stream.
+#pragma once
+
+#include <bit>
+#include <limits>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "core/pool_core.hpp"
+#include "cudapool/backend.hpp"
+#include "cudapool/errors.hpp"
+#include "cudapool/options.hpp"
+#include "cudapool/stats.hpp"
+
+namespace cudapool {
+
+template <class FreeLists>
+class basic_pool final : private core::free_list_sink {
+ public:
+  using size_class = core::size_class;
+
+  explicit basic_pool(std::shared_ptr<backend> device, const pool_options& options = {})
+      : core_(std::move(device), options, FreeLists::name), lists_(core_) {}
+  basic_pool(const basic_pool&) = delete;
+  basic_pool& operator=(const basic_pool&) = delete;
+  // Waits for pending stream-ordered frees, reports leaks, releases all device memory.
+  ~basic_pool() = default;
+
+  // Thread-safe. Throws out_of_memory when exhausted, std::invalid_argument for an alignment that
+  // is not a power of two, backend_error when the backend fails. allocate(0) returns nullptr.
+  [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
+    if (!std::has_single_bit(alignment)) {
+      throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
+    }
+    void* p = allocate_impl(bytes, alignment, s);
+    if (p == nullptr && bytes != 0) throw out_of_memory(core_.describe_exhaustion(bytes, alignment));
+    return p;
+  }
+
+  // Thread-safe. nullptr when exhausted (or on any failure, or for 0 bytes).
+  [[nodiscard]] void* try_allocate(std::size_t bytes, stream_ref s = {}) noexcept {
+    return try_allocate(bytes, min_alignment, s);
+  }
+  [[nodiscard]] void* try_allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) noexcept {
+    if (!std::has_single_bit(alignment)) return nullptr;
+    try {
+      return allocate_impl(bytes, alignment, s);
+    } catch (...) {
+      return nullptr;
+    }
+  }
+
+  // Thread-safe. Immediate free: no device work on p may be pending. Invalid pointers (foreign,
+  // interior, already freed) are reported through options().on_invalid_free and ignored.
+  void deallocate(void* p) noexcept {
+    if (p == nullptr) return;
+    const core::lookup_result r = core_.lookup(p);
+    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r.index, core::block_state::free))
+        [[likely]] {
+      lists_.push(r.cls, r.index);
+      return;
+    }
+    core_.deallocate_other(p, r, nullptr);
+  }
+  // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
+  void deallocate(void* p, stream_ref s) noexcept {
+    if (p == nullptr) return;
+    const core::lookup_result r = core_.lookup(p);
+    if (r.what == core::lookup_result::kind::block && !r.interior &&
+        core_.retire(r.index, core::block_state::pending)) [[likely]] {
+      core_.defer(r.index, s);
+      return;
+    }
+    core_.deallocate_other(p, r, &s);
+  }
+  // cuda::mr shapes: the size and alignment are not needed to find the block.
+  void deallocate(void* p, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
+  void deallocate(void* p, std::size_t, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
+
+  // Thread-safe. Records the event of s's open epoch of frees now.
+  void flush_stream(stream_ref s) { core_.flush_stream(s); }
+
+  // Thread-safe. Makes completed stream-ordered frees reusable, then gives every wholly free slab
+  // and every cached large chunk back to the backend. Returns the bytes given back.
+  std::size_t trim() {
+    core_.reclaim(*this);
+    std::size_t released = 0;
+    for (size_class c = 0; c < core_.classes().count(); ++c) {
+      released += core_.release_free_slabs(c, lists_.take_all(c), *this);
+    }
+    return released + core_.trim_large_cache(0);
+  }
+
+  // Thread-safe. A consistent snapshot only at quiescence.
+  [[nodiscard]] pool_stats stats() const {
+    pool_stats st = core_.stats();
+    for (size_class c = 0; c < st.classes.size(); ++c) {
+      class_stats& cs = st.classes[c];
+      cs.free_blocks = lists_.free_blocks(c);
+      cs.cached_blocks = lists_.cached_blocks(c);
+      st.free_bytes += cs.free_blocks * cs.block_bytes;
+      st.cached_bytes += cs.cached_blocks * cs.block_bytes;
+    }
+    return st;
+  }
+
+  [[nodiscard]] const pool_options& options() const noexcept { return core_.options(); }
+  [[nodiscard]] backend& device() const noexcept { return core_.device(); }
+  [[nodiscard]] static constexpr std::string_view variant() noexcept { return FreeLists::name; }
+
+ private:
+  void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref) {
+    if (bytes == 0) return nullptr;
+    const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
+                                                    : core_.classes().lookup(bytes, alignment);
+    if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment);
+    block_index b = lists_.pop(c);
+    if (b == no_block) [[unlikely]] b = refill(c);
+    if (b == no_block) return nullptr;
+    return core_.hand_out(b, bytes);
+  }
+
+  // The slow path, in order: reuse completed stream-ordered frees; close open epochs and look
+  // again; grow; then wait for all pending frees and give free slabs of other classes back to the
+  // backend, and try once more. Returns a block for the caller, or no_block.
+  [[gnu::noinline]] block_index refill(size_class c) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (core_.reclaim(*this) > 0) {
+        if (block_index b = lists_.pop(c); b != no_block) return b;
+      }
+      core_.close_open_epochs();
+      if (core_.reclaim(*this) > 0) {
+        if (block_index b = lists_.pop(c); b != no_block) return b;
+      }
+      for (;;) {
+        const std::uint64_t seen = core_.growth_generation(c);
+        if (block_index b = lists_.pop(c); b != no_block) return b;
+        const core::pool_core::grow_result g = core_.grow(c, seen);
+        if (g.raced) continue;
+        if (g.chain.empty()) break;
+        const block_index b = g.chain.head;
+        if (g.chain.count > 1) {
+          lists_.push_chain(c, {core_.blocks()[b].next.load(std::memory_order_relaxed), g.chain.tail, g.chain.count - 1});
+        }
+        maybe_release();
+        return b;
+      }
+      if (attempt == 0) {
+        core_.wait_pending(*this);
+        if (block_index b = lists_.pop(c); b != no_block) return b;
+        trim();
+      }
+    }
+    core_.count_oom();
+    return no_block;
+  }
+
+  [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment) {
+    if (void* p = core_.allocate_large(bytes, alignment)) return p;
+    core_.wait_pending(*this);
+    trim();
+    if (void* p = core_.allocate_large(bytes, alignment)) return p;
+    core_.count_oom();
+    return nullptr;
+  }
+
+  // The release threshold: idle memory above it goes back to the backend.
+  void maybe_release() {
+    if (core_.options().release_threshold != std::numeric_limits<std::size_t>::max() &&
+        core_.idle_bytes() > core_.options().release_threshold) {
+      trim();
+    }
+  }
+
+  void push_chain(size_class c, core::block_chain chain) noexcept override { lists_.push_chain(c, chain); }
+
+  // Declaration order matters: lists_ is destroyed first, core_ last (it releases the memory).
+  core::pool_core core_;
+  FreeLists lists_;
+};
+
+}  // namespace cudapool

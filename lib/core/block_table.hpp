@@ -1,0 +1,105 @@
+// block_table.hpp - host-side tables indexed by a dense 32-bit index, that never move.
+//
+// A table is a fixed array of segment pointers; segments are allocated on demand (by one writer at
+// a time, the caller's growth lock) and published with a release store, and are freed only when
+// the table is destroyed. So a lock-free reader holding any index below size() may read its
+// entry at any time: a stale index names stale but valid memory. This is what lets the
+// lock-free stacks keep their `next` links here, on the host, and never in device memory.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+#include "cudapool/types.hpp"
+
+namespace cudapool::core {
+
+template <class T, unsigned SegmentShift = 16, std::size_t MaxSegments = 4096>
+class segmented_table {
+ public:
+  static constexpr std::size_t segment_size = std::size_t{1} << SegmentShift;
+  static constexpr std::size_t max_size = segment_size * MaxSegments;
+
+  segmented_table() = default;
+  segmented_table(const segmented_table&) = delete;
+  segmented_table& operator=(const segmented_table&) = delete;
+  ~segmented_table() {
+    for (std::size_t s = 0; s < MaxSegments; ++s) delete[] segments_[s].load(std::memory_order_relaxed);
+  }
+
+  // Thread-safe and wait-free for i < size(). The acquire pairs with the release in grow_to().
+  [[nodiscard]] T& operator[](std::uint32_t i) const noexcept {
+    return segments_[i >> SegmentShift].load(std::memory_order_acquire)[i & (segment_size - 1)];
+  }
+
+  // Makes indices [0, n) valid. Not thread-safe against other grow_to() calls (callers hold their
+  // growth lock); safe against concurrent readers. Throws std::length_error past max_size.
+  void grow_to(std::size_t n) {
+    if (n > max_size) throw std::length_error("cudapool: block table full");
+    for (std::size_t s = 0; s * segment_size < n; ++s) {
+      if (segments_[s].load(std::memory_order_relaxed) == nullptr) {
+        segments_[s].store(new T[segment_size](), std::memory_order_release);
+      }
+    }
+    if (n > size_.load(std::memory_order_relaxed)) size_.store(n, std::memory_order_release);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_.load(std::memory_order_acquire); }
+
+ private:
+  std::unique_ptr<std::atomic<T*>[]> segments_ = std::make_unique<std::atomic<T*>[]>(MaxSegments);
+  std::atomic<std::size_t> size_{0};
+};
+
+// What a block's state word says. Transitions (all by CAS or by the owner of the block):
+//   free -> live        allocate (the thread that popped the block)
+//   live -> free        deallocate(p)            (CAS: a second free of the block fails)
+//   live -> pending     deallocate(p, stream)    (CAS)
+//   pending -> free     epoch reclaim, once the stream's event completed
+//   free -> unmapped    trim, for every block of a wholly free slab (then the slab is released)
+//   unmapped -> free    growth re-binds the slab descriptor to a new frame
+enum class block_state : std::uint32_t { free = 0, live = 1, pending = 2, unmapped = 3 };
+
+// One block's host metadata: 16 bytes, four to a cache line.
+struct block_entry {
+  // Device address | size class (addresses are 256 B aligned, so the low 8 bits hold the class).
+  // Written by growth under the growth lock before the block is published through a free list
+  // (whose release/acquire orders it); constant while the slab is bound.
+  std::uint64_t address_and_class = 0;
+  // Link for whichever free list or chain holds the block. Written by the holder; lock-free
+  // stacks read it racily (a stale value is caught by the stack's tag), hence atomic.
+  std::atomic<block_index> next{no_block};
+  // state (top 2 bits) | requested bytes (low 30 bits) while live. See block_state.
+  std::atomic<std::uint32_t> meta{0};
+
+  static constexpr std::uint32_t bytes_mask = (std::uint32_t{1} << 30) - 1;
+  static constexpr std::uint32_t pack(block_state s, std::size_t requested) noexcept {
+    return (static_cast<std::uint32_t>(s) << 30) | static_cast<std::uint32_t>(requested & bytes_mask);
+  }
+  static constexpr block_state state_of(std::uint32_t meta) noexcept {
+    return static_cast<block_state>(meta >> 30);
+  }
+
+  [[nodiscard]] void* address() const noexcept {
+    return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address_and_class & ~std::uint64_t{0xff}));
+  }
+  [[nodiscard]] std::uint32_t size_class() const noexcept {
+    return static_cast<std::uint32_t>(address_and_class & 0xff);
+  }
+};
+static_assert(sizeof(block_entry) == 16);
+
+using block_table = segmented_table<block_entry>;
+
+// A list of blocks linked through block_entry::next, head to tail, `count` long.
+struct block_chain {
+  block_index head = no_block;
+  block_index tail = no_block;
+  std::size_t count = 0;
+  [[nodiscard]] bool empty() const noexcept { return count == 0; }
+};
+
+}  // namespace cudapool::core

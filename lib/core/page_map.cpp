@@ -1,0 +1,39 @@
+#include "core/page_map.hpp"
+
+#include <stdexcept>
+
+namespace cudapool::core {
+
+page_map::~page_map() {
+  for (std::size_t t = 0; t < 256; ++t) {
+    mid* m = top_[t].load(std::memory_order_relaxed);
+    if (m == nullptr) continue;
+    for (auto& child : m->children) delete child.load(std::memory_order_relaxed);
+    delete m;
+  }
+}
+
+void page_map::set(const void* base, std::size_t bytes, std::uint32_t value) {
+  const auto first = reinterpret_cast<std::uintptr_t>(base) >> page_shift;
+  const auto last = (reinterpret_cast<std::uintptr_t>(base) + bytes - 1) >> page_shift;
+  if (last >> (address_bits - page_shift)) {
+    throw std::invalid_argument("cudapool: device address beyond 48 bits");
+  }
+  for (auto page = first; page <= last; ++page) {
+    auto& top_slot = top_[page >> 24];
+    mid* m = top_slot.load(std::memory_order_relaxed);
+    if (m == nullptr) {
+      m = new mid;
+      top_slot.store(m, std::memory_order_release);  // pairs with find()'s acquire
+    }
+    auto& mid_slot = m->children[(page >> 16) & 0xff];
+    leaf* l = mid_slot.load(std::memory_order_relaxed);
+    if (l == nullptr) {
+      l = new leaf;
+      mid_slot.store(l, std::memory_order_release);
+    }
+    l->values[page & 0xffff].store(value, std::memory_order_release);
+  }
+}
+
+}  // namespace cudapool::core

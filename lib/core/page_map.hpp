@@ -1,0 +1,51 @@
+// page_map.hpp - O(1) map from a device address to the slab that holds it.
+//
+// A three-level radix tree over 48-bit addresses in 64 KiB pages (8 + 8 + 16 bits of page
+// number). Every slab is 64 KiB aligned, so a page belongs to at most one slab. Values are
+// slab id + 1 (0: no slab). Interior nodes are allocated by the writer (under the pool's growth
+// lock), published with release stores and freed only with the map, so lookups are lock-free.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace cudapool::core {
+
+class page_map {
+ public:
+  static constexpr unsigned page_shift = 16;
+  static constexpr unsigned address_bits = 48;
+
+  page_map() = default;
+  page_map(const page_map&) = delete;
+  page_map& operator=(const page_map&) = delete;
+  ~page_map();
+
+  // Thread-safe, lock-free. 0 when the page of p holds no slab.
+  [[nodiscard]] std::uint32_t find(const void* p) const noexcept {
+    const auto page = reinterpret_cast<std::uintptr_t>(p) >> page_shift;
+    if (page >> (address_bits - page_shift)) return 0;
+    const mid* m = top_[page >> 24].load(std::memory_order_acquire);  // pairs with set()'s release
+    if (m == nullptr) return 0;
+    const leaf* l = m->children[(page >> 16) & 0xff].load(std::memory_order_acquire);
+    if (l == nullptr) return 0;
+    return l->values[page & 0xffff].load(std::memory_order_acquire);
+  }
+
+  // Maps every page of [base, base + bytes) to value. base is 64 KiB aligned. Writers must be
+  // serialised by the caller. Throws std::invalid_argument for an address beyond 48 bits.
+  void set(const void* base, std::size_t bytes, std::uint32_t value);
+
+ private:
+  struct leaf {
+    std::atomic<std::uint32_t> values[1 << 16] = {};
+  };
+  struct mid {
+    std::atomic<leaf*> children[256] = {};
+  };
+  std::unique_ptr<std::atomic<mid*>[]> top_ = std::make_unique<std::atomic<mid*>[]>(256);
+};
+
+}  // namespace cudapool::core

@@ -1,0 +1,709 @@
+#include "core/pool_core.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace cudapool::core {
+
+namespace {
+
+constexpr std::size_t large_granularity = std::size_t{2} << 20;  // cudaMalloc's own granularity
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+std::string human(std::size_t bytes) {
+  char buf[64];
+  if (bytes >= (std::size_t{1} << 30)) {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  } else if (bytes >= (std::size_t{1} << 20)) {
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  } else if (bytes >= 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else {
+    std::snprintf(buf, sizeof buf, "%zu B", bytes);
+  }
+  return buf;
+}
+
+const pool_options& validated(const pool_options& o) {
+  auto fail = [](const std::string& m) { throw std::invalid_argument("cudapool::pool_options: " + m); };
+  if (o.slab_bytes == 0 || o.slab_bytes % slab_alignment != 0) {
+    fail("slab_bytes must be a nonzero multiple of 64 KiB, got " + std::to_string(o.slab_bytes));
+  }
+  if (o.slab_bytes > (std::size_t{1} << 31)) fail("slab_bytes must be <= 2 GiB");
+  const std::size_t largest = o.fixed_block_bytes != 0 ? o.fixed_block_bytes : o.max_class_bytes;
+  if (largest > o.slab_bytes) {
+    fail("slab_bytes (" + std::to_string(o.slab_bytes) + ") must be >= the largest class (" +
+         std::to_string(largest) + ")");
+  }
+  if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
+  if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
+  return o;
+}
+
+}  // namespace
+
+// ---- construction / destruction -------------------------------------------------------------
+
+pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& options, std::string_view variant)
+    : backend_(std::move(backend)), options_(validated(options)), classes_(options_), variant_(variant) {
+  if (!backend_) throw std::invalid_argument("cudapool: a pool needs a backend");
+  class_state_ = std::make_unique<class_state[]>(classes_.count());
+  pending_blocks_.assign(classes_.count(), 0);
+  if (options_.initial_reservation > 0) {
+    const std::size_t frames = round_up(options_.initial_reservation, options_.slab_bytes) / options_.slab_bytes;
+    const std::size_t bytes = frames * options_.slab_bytes;
+    if (!try_reserve(bytes)) {
+      throw out_of_memory("cudapool: initial_reservation of " + human(bytes) + " exceeds byte_limit " +
+                          human(options_.byte_limit));
+    }
+    // Over-allocate by one alignment unit if the backend does not hand out 64 KiB aligned chunks.
+    void* chunk = backend_->allocate_chunk(bytes);
+    std::size_t chunk_bytes = bytes;
+    if (chunk != nullptr && reinterpret_cast<std::uintptr_t>(chunk) % slab_alignment != 0) {
+      backend_->free_chunk(chunk, bytes);
+      chunk_bytes = bytes + slab_alignment;
+      chunk = backend_->allocate_chunk(chunk_bytes);
+    }
+    if (chunk == nullptr) {
+      unreserve(bytes);
+      throw out_of_memory("cudapool: the backend could not provide the initial_reservation of " + human(bytes));
+    }
+    if (chunk_bytes != bytes) reserved_bytes_.fetch_add(slab_alignment, std::memory_order_relaxed);
+    reservation_ = chunk;
+    reservation_bytes_ = chunk_bytes;
+    const auto first = round_up(reinterpret_cast<std::uintptr_t>(chunk), slab_alignment);
+    for (std::size_t f = frames; f-- > 0;) {
+      reservation_frames_.push_back(reinterpret_cast<void*>(first + f * options_.slab_bytes));
+    }
+  }
+}
+
+pool_core::~pool_core() {
+  // Device work may still use blocks freed on a stream: wait for it before giving memory back.
+  struct discard final : free_list_sink {
+    void push_chain(size_class, block_chain) noexcept override {}
+  } sink;
+  try {
+    wait_pending(sink);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: waiting for pending frees at destruction failed: %s\n", e.what());
+  }
+  if (options_.report_leaks) report_leaks();
+  for (std::uint32_t id = 0; id < slab_count_; ++id) {
+    slab_desc& s = slabs_[id];
+    if (s.base.load(std::memory_order_relaxed) != 0 && s.chunk != nullptr) {
+      backend_->free_chunk(s.chunk, s.chunk_bytes);
+    }
+  }
+  for (const large_entry& l : large_) {
+    if (l.chunk != nullptr) backend_->free_chunk(l.chunk, l.chunk_bytes);
+  }
+  if (reservation_ != nullptr) backend_->free_chunk(reservation_, reservation_bytes_);
+}
+
+pool_core::counter_shard& pool_core::shard() const noexcept {
+  static std::atomic<unsigned> next{0};
+  thread_local const unsigned mine = next.fetch_add(1, std::memory_order_relaxed) % shard_count;
+  return shards_[mine];
+}
+
+// ---- invalid frees and the large path -------------------------------------------------------
+
+void pool_core::report_invalid(const void* p, invalid_free_reason reason) noexcept {
+  invalid_frees_.fetch_add(1, std::memory_order_relaxed);
+  options_.on_invalid_free(p, reason, options_.invalid_free_context);
+}
+
+void pool_core::deallocate_other(const void* p, const lookup_result& r, const stream_ref* stream) noexcept {
+  if (r.what == lookup_result::kind::block) {  // a block of ours, so interior or double
+    report_invalid(p, r.interior ? invalid_free_reason::interior_pointer : invalid_free_reason::double_free);
+    return;
+  }
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  std::unique_lock lock(large_mutex_);
+  auto it = large_by_address_.upper_bound(addr);
+  if (it == large_by_address_.begin()) {
+    lock.unlock();
+    report_invalid(p, invalid_free_reason::foreign_pointer);
+    return;
+  }
+  --it;
+  large_entry& l = large_[it->second];
+  if (addr != l.user) {
+    const bool inside = addr < l.user + l.bytes;
+    lock.unlock();
+    report_invalid(p, inside ? invalid_free_reason::interior_pointer : invalid_free_reason::foreign_pointer);
+    return;
+  }
+  if (l.pending) {
+    lock.unlock();
+    report_invalid(p, invalid_free_reason::double_free);
+    return;
+  }
+  const std::uint32_t id = it->second;
+  ++large_frees_;
+  counter_shard& s = shard();
+  s.requested.fetch_sub(static_cast<std::int64_t>(l.bytes), std::memory_order_relaxed);
+  if (stream == nullptr) {
+    cache_large_locked(id);
+    lock.unlock();
+    if (options_.release_threshold != std::numeric_limits<std::size_t>::max() &&
+        idle_bytes() > options_.release_threshold) {
+      trim_large_cache(0);
+    }
+    return;
+  }
+  l.pending = true;
+  const std::size_t bytes = l.chunk_bytes;
+  lock.unlock();
+  defer_item(large_tag | id, bytes, *stream);
+}
+
+void pool_core::cache_large_locked(std::uint32_t id) {
+  large_entry& l = large_[id];
+  large_by_address_.erase(l.user);
+  l.pending = false;
+  large_in_use_bytes_ -= l.chunk_bytes;
+  large_cached_bytes_ += l.chunk_bytes;
+  large_cache_.emplace(l.chunk_bytes, id);
+}
+
+void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment) {
+  const std::size_t need = round_up(bytes + (alignment > min_alignment ? alignment : 0), large_granularity);
+  std::unique_lock lock(large_mutex_);
+  std::uint32_t id = 0;
+  // Best fit, but never more than a quarter (or one granule) larger than needed.
+  auto it = large_cache_.lower_bound(need);
+  if (it != large_cache_.end() && it->first <= std::max(need + large_granularity, need + need / 4)) {
+    id = it->second;
+    large_cache_.erase(it);
+    large_cached_bytes_ -= large_[id].chunk_bytes;
+  } else {
+    lock.unlock();
+    if (!options_.allow_growth) return nullptr;  // a fixed pool never calls the backend again
+    void* chunk = backend_chunk(need);
+    if (chunk == nullptr) {
+      trim_large_cache(0);  // cached chunks of other sizes go first
+      chunk = backend_chunk(need);
+      if (chunk == nullptr) return nullptr;
+    }
+    lock.lock();
+    if (large_free_ids_.empty()) {
+      id = static_cast<std::uint32_t>(large_.size());
+      large_.emplace_back();
+    } else {
+      id = large_free_ids_.back();
+      large_free_ids_.pop_back();
+    }
+    large_[id].chunk = chunk;
+    large_[id].chunk_bytes = need;
+  }
+  large_entry& l = large_[id];
+  l.user = round_up(reinterpret_cast<std::uintptr_t>(l.chunk), std::max(alignment, min_alignment));
+  l.bytes = bytes;
+  l.pending = false;
+  large_by_address_.emplace(l.user, id);
+  large_in_use_bytes_ += l.chunk_bytes;
+  ++large_allocs_;
+  shard().requested.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  return reinterpret_cast<void*>(l.user);
+}
+
+std::size_t pool_core::trim_large_cache(std::size_t keep_bytes) {
+  std::vector<large_entry> victims;
+  {
+    std::lock_guard lock(large_mutex_);
+    // Largest first: they free the most for the fewest backend calls.
+    while (large_cached_bytes_ > keep_bytes && !large_cache_.empty()) {
+      auto it = std::prev(large_cache_.end());
+      const std::uint32_t id = it->second;
+      large_cache_.erase(it);
+      large_cached_bytes_ -= large_[id].chunk_bytes;
+      victims.push_back(large_[id]);
+      large_[id] = {};
+      large_free_ids_.push_back(id);
+    }
+  }
+  std::size_t freed = 0;
+  for (const large_entry& v : victims) {
+    backend_->free_chunk(v.chunk, v.chunk_bytes);
+    unreserve(v.chunk_bytes);
+    freed += v.chunk_bytes;
+    trims_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return freed;
+}
+
+// ---- reservation accounting -----------------------------------------------------------------
+
+bool pool_core::try_reserve(std::size_t bytes) noexcept {
+  std::size_t cur = reserved_bytes_.load(std::memory_order_relaxed);
+  do {
+    if (options_.byte_limit != 0 && cur + bytes > options_.byte_limit) return false;
+  } while (!reserved_bytes_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  std::size_t peak = peak_reserved_.load(std::memory_order_relaxed);
+  while (cur + bytes > peak && !peak_reserved_.compare_exchange_weak(peak, cur + bytes, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+void pool_core::unreserve(std::size_t bytes) noexcept { reserved_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
+
+void* pool_core::backend_chunk(std::size_t bytes) {
+  if (!try_reserve(bytes)) return nullptr;
+  void* chunk = nullptr;
+  try {
+    chunk = backend_->allocate_chunk(bytes);
+  } catch (...) {
+    unreserve(bytes);
+    throw;
+  }
+  if (chunk == nullptr) unreserve(bytes);
+  return chunk;
+}
+
+// ---- growth and trim ------------------------------------------------------------------------
+
+void* pool_core::take_frame(void** chunk, std::size_t* chunk_bytes) {
+  if (!reservation_frames_.empty()) {
+    void* f = reservation_frames_.back();
+    reservation_frames_.pop_back();
+    *chunk = nullptr;
+    *chunk_bytes = 0;
+    return f;
+  }
+  if (!options_.allow_growth) return nullptr;
+  std::size_t bytes = options_.slab_bytes;
+  void* c = backend_chunk(bytes);
+  if (c != nullptr && reinterpret_cast<std::uintptr_t>(c) % slab_alignment != 0) {
+    // Not 64 KiB aligned (cudaMalloc gives 2 MiB alignment in practice; this is the fallback).
+    backend_->free_chunk(c, bytes);
+    unreserve(bytes);
+    bytes += slab_alignment;
+    c = backend_chunk(bytes);
+  }
+  if (c == nullptr) return nullptr;
+  *chunk = c;
+  *chunk_bytes = bytes;
+  return reinterpret_cast<void*>(round_up(reinterpret_cast<std::uintptr_t>(c), slab_alignment));
+}
+
+void pool_core::give_back_frame(void* frame, void* chunk, std::size_t chunk_bytes) {
+  if (chunk == nullptr) {
+    reservation_frames_.push_back(frame);
+    return;
+  }
+  backend_->free_chunk(chunk, chunk_bytes);
+  unreserve(chunk_bytes);
+}
+
+pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
+  std::lock_guard lock(growth_mutex_);
+  class_state& cs = class_state_[c];
+  if (cs.generation.load(std::memory_order_relaxed) != seen) return {{}, true};
+  void* chunk = nullptr;
+  std::size_t chunk_bytes = 0;
+  void* frame = take_frame(&chunk, &chunk_bytes);
+  if (frame == nullptr) return {};
+
+  const auto block_bytes = static_cast<std::uint32_t>(classes_.bytes(c));
+  std::uint32_t id = 0;
+  if (!cs.released.empty()) {
+    id = cs.released.back();
+    cs.released.pop_back();
+  } else {
+    const auto count = static_cast<std::uint32_t>(options_.slab_bytes / block_bytes);
+    try {
+      slabs_.grow_to(std::size_t{slab_count_} + 1);
+      blocks_.grow_to(std::size_t{block_count_} + count);
+    } catch (...) {
+      give_back_frame(frame, chunk, chunk_bytes);
+      throw;
+    }
+    id = slab_count_++;
+    slab_desc& s = slabs_[id];
+    s.cls = c;
+    s.block_bytes = block_bytes;
+    s.first_block = block_count_;
+    s.block_count = count;
+    block_count_ += count;
+  }
+  slab_desc& s = slabs_[id];
+  s.chunk = chunk;
+  s.chunk_bytes = chunk_bytes;
+  const auto base = reinterpret_cast<std::uintptr_t>(frame);
+  for (std::uint32_t i = 0; i < s.block_count; ++i) {
+    block_entry& e = blocks_[s.first_block + i];
+    e.address_and_class = (base + std::uintptr_t{i} * block_bytes) | c;
+    e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
+    e.next.store(i + 1 < s.block_count ? s.first_block + i + 1 : no_block, std::memory_order_relaxed);
+  }
+  // Publish: lookups find the slab through the page map (release pairs with find()'s acquire),
+  // then read base (release pairs with lookup()'s acquire).
+  s.base.store(base, std::memory_order_release);
+  pages_.set(frame, options_.slab_bytes, id + 1);
+  cs.capacity.fetch_add(s.block_count, std::memory_order_relaxed);
+  cs.slabs.fetch_add(1, std::memory_order_relaxed);
+  cs.generation.fetch_add(1, std::memory_order_release);
+  grows_.fetch_add(1, std::memory_order_relaxed);
+  sample_peaks();
+  return {{s.first_block, s.first_block + s.block_count - 1, s.block_count}, false};
+}
+
+std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_list_sink& sink) {
+  if (taken.empty()) return 0;
+  std::unique_lock lock(growth_mutex_);
+  std::unordered_map<std::uint32_t, std::uint32_t> free_in_slab;
+  for (block_index b = taken.head; b != no_block; b = blocks_[b].next.load(std::memory_order_relaxed)) {
+    ++free_in_slab[pages_.find(blocks_[b].address()) - 1];
+  }
+  std::vector<std::uint32_t> victims;
+  for (const auto& [id, n] : free_in_slab) {
+    if (n == slabs_[id].block_count) victims.push_back(id);
+  }
+  std::vector<std::pair<void*, std::size_t>> chunks;
+  class_state& cs = class_state_[c];
+  for (std::uint32_t id : victims) {
+    slab_desc& s = slabs_[id];
+    for (std::uint32_t i = 0; i < s.block_count; ++i) {
+      blocks_[s.first_block + i].meta.store(block_entry::pack(block_state::unmapped, 0), std::memory_order_relaxed);
+    }
+    const auto frame = reinterpret_cast<void*>(s.base.load(std::memory_order_relaxed));
+    pages_.set(frame, options_.slab_bytes, 0);
+    s.base.store(0, std::memory_order_release);
+    if (s.chunk == nullptr) {
+      reservation_frames_.push_back(frame);
+    } else {
+      chunks.emplace_back(s.chunk, s.chunk_bytes);
+    }
+    s.chunk = nullptr;
+    cs.capacity.fetch_sub(s.block_count, std::memory_order_relaxed);
+    cs.slabs.fetch_sub(1, std::memory_order_relaxed);
+    cs.released.push_back(id);
+  }
+  // The blocks of kept slabs go back, relinked in their original order.
+  block_chain rest;
+  for (block_index b = taken.head; b != no_block;) {
+    const block_index next = blocks_[b].next.load(std::memory_order_relaxed);
+    if (block_entry::state_of(blocks_[b].meta.load(std::memory_order_relaxed)) != block_state::unmapped) {
+      if (rest.empty()) {
+        rest.head = b;
+      } else {
+        blocks_[rest.tail].next.store(b, std::memory_order_relaxed);
+      }
+      rest.tail = b;
+      ++rest.count;
+    }
+    b = next;
+  }
+  if (!rest.empty()) blocks_[rest.tail].next.store(no_block, std::memory_order_relaxed);
+  lock.unlock();
+  if (!rest.empty()) sink.push_chain(c, rest);
+  std::size_t freed = 0;
+  for (const auto& [chunk, bytes] : chunks) {
+    backend_->free_chunk(chunk, bytes);
+    unreserve(bytes);
+    freed += bytes;
+    trims_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return freed;
+}
+
+// ---- stream-ordered frees -------------------------------------------------------------------
+
+void pool_core::defer(block_index b, stream_ref s) noexcept {
+  defer_item(b, classes_.bytes(blocks_[b].size_class()), s);
+}
+
+void pool_core::defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) noexcept {
+  std::lock_guard lock(epoch_mutex_);
+  try {
+    stream_epochs& se = epochs_[s.native()];
+    se.stream = s;
+    se.open.push_back(item);
+    if (item & large_tag) {
+      ++pending_large_;
+      pending_large_bytes_ += bytes;
+    } else {
+      ++pending_blocks_[blocks_[item].size_class()];
+    }
+    if (se.open.size() >= options_.epoch_batch) close_locked(se);
+  } catch (const std::exception& e) {
+    // The item stays in the open epoch (or, if even that failed, the block stays pending and
+    // is lost to this pool, reported here); a later close retries the event.
+    std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed: %s\n", e.what());
+  }
+}
+
+void pool_core::close_locked(stream_epochs& se) {
+  if (se.open.empty()) return;
+  event_handle e = backend_->acquire_event();
+  try {
+    backend_->record(e, se.stream);
+  } catch (...) {
+    backend_->release_event(e);
+    throw;
+  }
+  se.closed.push_back({e, std::move(se.open)});
+  se.open.clear();
+  ++closed_epochs_;
+  events_recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void pool_core::flush_stream(stream_ref s) {
+  std::lock_guard lock(epoch_mutex_);
+  auto it = epochs_.find(s.native());
+  if (it != epochs_.end()) close_locked(it->second);
+}
+
+void pool_core::close_open_epochs() {
+  std::lock_guard lock(epoch_mutex_);
+  for (auto& [key, se] : epochs_) close_locked(se);
+}
+
+std::size_t pool_core::reclaim(free_list_sink& sink) {
+  std::vector<std::uint32_t> done;
+  {
+    std::lock_guard lock(epoch_mutex_);
+    if (closed_epochs_ == 0) return 0;
+    for (auto& [key, se] : epochs_) {
+      // Epochs of one stream complete in order: stop at the first incomplete one.
+      while (!se.closed.empty() && backend_->query(se.closed.front().event)) {
+        epoch& ep = se.closed.front();
+        backend_->release_event(ep.event);
+        done.insert(done.end(), ep.items.begin(), ep.items.end());
+        se.closed.pop_front();
+        --closed_epochs_;
+        epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  release_items(done, sink);
+  return done.size();
+}
+
+std::size_t pool_core::wait_pending(free_list_sink& sink) {
+  std::vector<std::uint32_t> done;
+  {
+    std::lock_guard lock(epoch_mutex_);
+    for (auto& [key, se] : epochs_) {
+      close_locked(se);
+      for (epoch& ep : se.closed) {
+        backend_->wait(ep.event);
+        backend_->release_event(ep.event);
+        done.insert(done.end(), ep.items.begin(), ep.items.end());
+        epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
+      }
+      closed_epochs_ -= se.closed.size();
+      se.closed.clear();
+    }
+  }
+  release_items(done, sink);
+  return done.size();
+}
+
+// Items of completed epochs: pending -> free, chained per class for the sink; large ones cached.
+void pool_core::release_items(std::vector<std::uint32_t>& items, free_list_sink& sink) {
+  if (items.empty()) return;
+  std::vector<block_chain> chains(classes_.count());
+  std::size_t large_done = 0;
+  std::size_t large_bytes = 0;
+  {
+    std::lock_guard lock(large_mutex_);
+    for (std::uint32_t item : items) {
+      if (item & large_tag) {
+        large_bytes += large_[item & ~large_tag].chunk_bytes;
+        cache_large_locked(item & ~large_tag);
+        ++large_done;
+      }
+    }
+  }
+  for (std::uint32_t item : items) {
+    if (item & large_tag) continue;
+    block_entry& e = blocks_[item];
+    e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
+    block_chain& ch = chains[e.size_class()];
+    e.next.store(ch.head, std::memory_order_relaxed);
+    ch.head = item;
+    if (ch.empty()) ch.tail = item;
+    ++ch.count;
+  }
+  {
+    std::lock_guard lock(epoch_mutex_);
+    for (size_class c = 0; c < chains.size(); ++c) pending_blocks_[c] -= chains[c].count;
+    pending_large_ -= large_done;
+    pending_large_bytes_ -= large_bytes;
+  }
+  for (size_class c = 0; c < chains.size(); ++c) {
+    if (!chains[c].empty()) sink.push_chain(c, chains[c]);
+  }
+  sample_peaks();
+}
+
+// ---- stats and reports ----------------------------------------------------------------------
+
+std::size_t pool_core::in_use_bytes_now() const noexcept {
+  std::size_t bytes = 0;
+  for (size_class c = 0; c < classes_.count(); ++c) {
+    std::uint64_t a = 0;
+    std::uint64_t f = 0;
+    for (std::size_t i = 0; i < shard_count; ++i) {
+      a += shards_[i].allocs[c].load(std::memory_order_relaxed);
+      f += shards_[i].frees[c].load(std::memory_order_relaxed);
+    }
+    bytes += static_cast<std::size_t>(a - f) * classes_.bytes(c);
+  }
+  std::lock_guard lock(large_mutex_);
+  return bytes + large_in_use_bytes_;
+}
+
+void pool_core::sample_peaks() const noexcept {
+  const std::size_t in_use = in_use_bytes_now();
+  std::size_t peak = peak_in_use_.load(std::memory_order_relaxed);
+  while (in_use > peak && !peak_in_use_.compare_exchange_weak(peak, in_use, std::memory_order_relaxed)) {
+  }
+  std::int64_t requested = 0;
+  for (std::size_t i = 0; i < shard_count; ++i) requested += shards_[i].requested.load(std::memory_order_relaxed);
+  std::int64_t rpeak = peak_requested_.load(std::memory_order_relaxed);
+  while (requested > rpeak && !peak_requested_.compare_exchange_weak(rpeak, requested, std::memory_order_relaxed)) {
+  }
+}
+
+std::size_t pool_core::idle_bytes() const noexcept {
+  const std::size_t reserved = reserved_bytes_.load(std::memory_order_relaxed);
+  const std::size_t in_use = in_use_bytes_now();
+  return reserved > in_use ? reserved - in_use : 0;
+}
+
+pool_stats pool_core::stats() const {
+  sample_peaks();
+  pool_stats st;
+  st.variant = variant_;
+  st.backend = std::string(backend_->name());
+  st.classes.resize(classes_.count());
+  std::int64_t requested = 0;
+  for (std::size_t i = 0; i < shard_count; ++i) requested += shards_[i].requested.load(std::memory_order_relaxed);
+  st.requested_bytes = requested > 0 ? static_cast<std::size_t>(requested) : 0;
+  std::size_t large_pending_bytes = 0;
+  {
+    std::lock_guard lock(epoch_mutex_);
+    for (size_class c = 0; c < classes_.count(); ++c) st.classes[c].pending_blocks = pending_blocks_[c];
+    st.large_pending = pending_large_;
+    large_pending_bytes = pending_large_bytes_;
+    st.pending_bytes = pending_large_bytes_;
+    st.pending_epochs = closed_epochs_;
+  }
+  for (size_class c = 0; c < classes_.count(); ++c) {
+    class_stats& cs = st.classes[c];
+    cs.block_bytes = classes_.bytes(c);
+    cs.capacity_blocks = class_state_[c].capacity.load(std::memory_order_relaxed);
+    cs.slabs = class_state_[c].slabs.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < shard_count; ++i) {
+      cs.allocs += shards_[i].allocs[c].load(std::memory_order_relaxed);
+      cs.frees += shards_[i].frees[c].load(std::memory_order_relaxed);
+    }
+    cs.in_use_blocks = static_cast<std::size_t>(cs.allocs - cs.frees);
+    st.allocs += cs.allocs;
+    st.frees += cs.frees;
+    st.in_use_bytes += cs.in_use_blocks * cs.block_bytes;
+    st.pending_bytes += cs.pending_blocks * cs.block_bytes;
+  }
+  {
+    std::lock_guard lock(large_mutex_);
+    st.large_live = large_by_address_.size() - st.large_pending;
+    st.large_in_use_bytes = large_in_use_bytes_;
+    st.large_cached_chunks = large_cache_.size();
+    st.large_cached_bytes = large_cached_bytes_;
+    st.allocs += large_allocs_;
+    st.frees += large_frees_;
+  }
+  // large_in_use_bytes_ counts an allocation until its chunk is cached, pending ones included.
+  st.large_in_use_bytes -= std::min(st.large_in_use_bytes, large_pending_bytes);
+  st.in_use_bytes += st.large_in_use_bytes;
+  st.cached_bytes = st.large_cached_bytes;
+  st.reserved_bytes = reserved_bytes_.load(std::memory_order_relaxed);
+  st.peak_reserved_bytes = peak_reserved_.load(std::memory_order_relaxed);
+  st.peak_in_use_bytes = peak_in_use_.load(std::memory_order_relaxed);
+  st.peak_requested_bytes = static_cast<std::size_t>(std::max<std::int64_t>(0, peak_requested_.load(std::memory_order_relaxed)));
+  st.grows = grows_.load(std::memory_order_relaxed);
+  st.trims = trims_.load(std::memory_order_relaxed);
+  st.ooms = ooms_.load(std::memory_order_relaxed);
+  st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
+  st.events_recorded = events_recorded_.load(std::memory_order_relaxed);
+  st.epochs_reclaimed = epochs_reclaimed_.load(std::memory_order_relaxed);
+  return st;
+}
+
+std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignment) const {
+  const pool_stats st = stats();
+  std::ostringstream out;
+  const size_class c = classes_.lookup(bytes, alignment);
+  out << "cudapool: out of memory: requested " << human(bytes) << " (" << bytes << " B";
+  if (alignment > min_alignment) out << ", aligned to " << alignment;
+  if (c == large_class) {
+    out << ", large path";
+  } else {
+    out << ", class " << c << " of " << human(classes_.bytes(c));
+  }
+  out << ") from the " << variant_ << " pool on the " << backend_->name() << " backend; reserved "
+      << human(st.reserved_bytes);
+  if (options_.byte_limit != 0) out << " of a " << human(options_.byte_limit) << " limit";
+  if (!options_.allow_growth) out << " (growth disabled)";
+  out << ", in use " << human(st.in_use_bytes) << ", free " << human(st.free_bytes) << ", cached "
+      << human(st.cached_bytes) << ", pending " << human(st.pending_bytes) << " in " << st.pending_epochs
+      << " epochs";
+  bool first = true;
+  for (size_class k = 0; k < st.classes.size(); ++k) {
+    const class_stats& cs = st.classes[k];
+    if (cs.capacity_blocks == 0 && cs.pending_blocks == 0) continue;
+    out << (first ? "; per class (size: in use/pending/capacity blocks): " : ", ") << human(cs.block_bytes) << ": "
+        << cs.in_use_blocks << "/" << cs.pending_blocks << "/" << cs.capacity_blocks;
+    first = false;
+  }
+  if (st.large_live + st.large_cached_chunks + st.large_pending > 0) {
+    out << "; large: " << st.large_live << " live (" << human(st.large_in_use_bytes) << "), "
+        << st.large_pending << " pending, " << st.large_cached_chunks << " cached (" << human(st.large_cached_bytes)
+        << ")";
+  }
+  return out.str();
+}
+
+void pool_core::report_leaks() const {
+  std::size_t count = 0;
+  std::size_t bytes = 0;
+  std::vector<std::pair<void*, std::size_t>> examples;
+  for (std::uint32_t id = 0; id < slab_count_; ++id) {
+    const slab_desc& s = slabs_[id];
+    if (s.base.load(std::memory_order_relaxed) == 0) continue;
+    for (std::uint32_t i = 0; i < s.block_count; ++i) {
+      const block_entry& e = blocks_[s.first_block + i];
+      const std::uint32_t m = e.meta.load(std::memory_order_relaxed);
+      if (block_entry::state_of(m) != block_state::live) continue;
+      ++count;
+      bytes += s.block_bytes;
+      if (examples.size() < 8) examples.emplace_back(e.address(), m & block_entry::bytes_mask);
+    }
+  }
+  {
+    std::lock_guard lock(large_mutex_);
+    for (const auto& [addr, id] : large_by_address_) {
+      ++count;
+      bytes += large_[id].chunk_bytes;
+      if (examples.size() < 8) examples.emplace_back(reinterpret_cast<void*>(addr), large_[id].bytes);
+    }
+  }
+  if (count == 0) return;
+  std::fprintf(stderr, "cudapool: leak report: the %s pool was destroyed with %zu live allocation%s (%s):\n",
+               variant_.c_str(), count, count == 1 ? "" : "s", human(bytes).c_str());
+  for (const auto& [p, n] : examples) std::fprintf(stderr, "cudapool:   %p  %zu bytes requested\n", p, n);
+  if (count > examples.size()) std::fprintf(stderr, "cudapool:   ... and %zu more\n", count - examples.size());
+  std::fprintf(stderr, "cudapool: all device memory of the pool is released regardless.\n");
+}
+
+}  // namespace cudapool::core

@@ -1,0 +1,287 @@
+// pool_core.hpp - layer 2: the machinery every variant shares.
+//
+// Glossary
+//   frame      slab_bytes of device memory, 64 KiB aligned: one backend chunk, or a piece of the
+//              initial reservation.
+//   slab       a frame bound to one size class and cut into equal blocks. Its descriptor (id,
+//              class, block index range) is never destroyed: a released slab's descriptor waits
+//              for the next growth of its class and is re-bound to a new frame.
+//   block      one allocation unit of a slab, named by a dense block_index into block_table.
+//   epoch      the stream-ordered frees of one stream covered by one event. Frees accumulate in
+//              the stream's open epoch; closing it records one event; once the event completes
+//              its blocks are free again.
+//   large      a request above the largest class: a whole backend chunk, cached best-fit on free.
+//
+// Who does what. A variant (layer 3) owns the free lists of each class and the hot path; it
+// calls pool_core for everything else: handing a popped block out, resolving a freed pointer,
+// growth, deferral, reclaim, trim, large requests, stats and the leak report. The host never
+// reads or writes device memory: all per-block state lives in host tables (block_table).
+//
+// Invariants (per class, at quiescence)
+//   free (variant lists) + cached (variant caches) + pending (epochs) + in_use == capacity
+//   capacity == sum over bound slabs of block_count
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/block_table.hpp"
+#include "core/page_map.hpp"
+#include "core/size_classes.hpp"
+#include "cudapool/backend.hpp"
+#include "cudapool/errors.hpp"
+#include "cudapool/options.hpp"
+#include "cudapool/stats.hpp"
+
+namespace cudapool::core {
+
+// Where reclaimed and trimmed-around blocks go: the variant's free lists.
+class free_list_sink {
+ public:
+  virtual void push_chain(size_class c, block_chain chain) noexcept = 0;
+
+ protected:
+  ~free_list_sink() = default;
+};
+
+struct lookup_result {
+  enum class kind : std::uint8_t { block, other } what = kind::other;
+  size_class cls = 0;
+  block_index index = no_block;
+  bool interior = false;  // inside a block of this pool, not at its start
+};
+
+class pool_core {
+ public:
+  pool_core(std::shared_ptr<backend> backend, const pool_options& options, std::string_view variant);
+  pool_core(const pool_core&) = delete;
+  pool_core& operator=(const pool_core&) = delete;
+  // Waits for every pending epoch, reports leaks, and gives every chunk back to the backend.
+  ~pool_core();
+
+  [[nodiscard]] const pool_options& options() const noexcept { return options_; }
+  [[nodiscard]] const size_classes& classes() const noexcept { return classes_; }
+  [[nodiscard]] block_table& blocks() noexcept { return blocks_; }
+  [[nodiscard]] backend& device() const noexcept { return *backend_; }
+  [[nodiscard]] std::string_view variant() const noexcept { return variant_; }
+
+  // ---- hot path (thread-safe, lock-free) -------------------------------------------------------
+
+  // Marks block b, just taken from a free list by the caller, live for a request of `bytes`.
+  void* hand_out(block_index b, std::size_t bytes) noexcept {
+    block_entry& e = blocks_[b];
+    e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
+    counter_shard& s = shard();
+    s.allocs[e.size_class()].fetch_add(1, std::memory_order_relaxed);
+    s.requested.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+    return e.address();
+  }
+
+  // Resolves a pointer given to deallocate in O(1) without touching device memory.
+  [[nodiscard]] lookup_result lookup(const void* p) const noexcept {
+    const std::uint32_t id = pages_.find(p);
+    if (id == 0) return {};
+    const slab_desc& s = slabs_[id - 1];
+    const std::uintptr_t base = s.base.load(std::memory_order_acquire);
+    const auto addr = reinterpret_cast<std::uintptr_t>(p);
+    if (base == 0 || addr < base) return {};
+    const auto offset = static_cast<std::uint32_t>(addr - base);  // slabs are < 4 GiB
+    if (addr - base >= std::uintptr_t{s.block_count} * s.block_bytes) return {};
+    const std::uint32_t i = offset / s.block_bytes;
+    return {lookup_result::kind::block, s.cls, s.first_block + i, offset != i * s.block_bytes};
+  }
+
+  // live -> `to` (free or pending) by CAS; false when the block is not live (a double free). The
+  // acq_rel pairs with the CAS of a racing free of the same block: exactly one of them wins.
+  [[nodiscard]] bool retire(block_index b, block_state to) noexcept {
+    block_entry& e = blocks_[b];
+    std::uint32_t m = e.meta.load(std::memory_order_relaxed);
+    if (block_entry::state_of(m) != block_state::live) return false;
+    if (!e.meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
+      return false;
+    }
+    counter_shard& s = shard();
+    s.frees[e.size_class()].fetch_add(1, std::memory_order_relaxed);
+    s.requested.fetch_sub(static_cast<std::int64_t>(m & block_entry::bytes_mask), std::memory_order_relaxed);
+    return true;
+  }
+
+  // ---- slow paths (thread-safe) ----------------------------------------------------------------
+
+  // Counts and reports a rejected free; the pool is unchanged.
+  void report_invalid(const void* p, invalid_free_reason reason) noexcept;
+
+  // Frees that are not a block start of this pool: large allocations, or invalid (reported).
+  // `stream` null: immediate.
+  void deallocate_other(const void* p, const lookup_result& r, const stream_ref* stream) noexcept;
+
+  // Queues pending block b (already retired to pending) behind the work enqueued on s so far.
+  void defer(block_index b, stream_ref s) noexcept;
+  // Records the event of s's open epoch now (call before destroying a stream you freed on).
+  void flush_stream(stream_ref s);
+  // Moves blocks of completed epochs to `sink`; returns how many blocks (and large chunks) moved.
+  std::size_t reclaim(free_list_sink& sink);
+  // Closes every open epoch (one event each).
+  void close_open_epochs();
+  // Closes every open epoch and blocks until all pending epochs completed, then reclaims.
+  std::size_t wait_pending(free_list_sink& sink);
+
+  // A growth counter per class, for re-checking after the growth lock (see grow()).
+  [[nodiscard]] std::uint64_t growth_generation(size_class c) const noexcept {
+    return class_state_[c].generation.load(std::memory_order_acquire);
+  }
+  struct grow_result {
+    block_chain chain;     // the new slab's blocks, all free, linked
+    bool raced = false;    // another thread grew class c since `seen`: pop again instead
+  };
+  // Binds a new slab of class c (from the reservation, else the backend if growth is allowed and
+  // the byte limit permits). Empty chain when no memory could be had.
+  grow_result grow(size_class c, std::uint64_t seen);
+
+  // Takes `taken` (every block the caller removed from class c's lists), releases the slabs all
+  // of whose blocks are in it, and gives the rest back to `sink`. Returns bytes given back to the
+  // backend (frames of the initial reservation are kept for reuse by any class).
+  std::size_t release_free_slabs(size_class c, block_chain taken, free_list_sink& sink);
+  // Gives cached large chunks back until at most `keep_bytes` stay cached. Returns bytes freed.
+  std::size_t trim_large_cache(std::size_t keep_bytes);
+
+  // Large requests (above the largest class, or over-aligned). nullptr when exhausted.
+  void* allocate_large(std::size_t bytes, std::size_t alignment);
+
+  void count_oom() noexcept { ooms_.fetch_add(1, std::memory_order_relaxed); }
+  // What out_of_memory says: what was asked, what is held and where.
+  [[nodiscard]] std::string describe_exhaustion(std::size_t bytes, std::size_t alignment) const;
+
+  // Bytes reserved but not in use (free, cached, pending), for the release threshold.
+  [[nodiscard]] std::size_t idle_bytes() const noexcept;
+
+  // Everything but the variant's free/cached counts, which the variant fills in.
+  [[nodiscard]] pool_stats stats() const;
+
+ private:
+  struct slab_desc {
+    // 0 while released. Written under the growth lock; read by lookup(), which may race with a
+    // trim or growth only for an invalid free (its state check then rejects it).
+    std::atomic<std::uintptr_t> base{0};
+    // Fixed when the descriptor is created (before its id is published in the page map).
+    size_class cls = 0;
+    std::uint32_t block_bytes = 0;
+    block_index first_block = 0;
+    std::uint32_t block_count = 0;
+    // Under the growth lock.
+    void* chunk = nullptr;  // what to give back to the backend (nullptr: a reservation frame)
+    std::size_t chunk_bytes = 0;
+  };
+
+  struct alignas(64) class_state {
+    std::atomic<std::uint64_t> generation{0};  // bumped by grow(), under the growth lock
+    std::atomic<std::size_t> capacity{0};      // blocks; written under the growth lock
+    std::atomic<std::size_t> slabs{0};
+    std::vector<std::uint32_t> released;       // slab ids to re-bind; GUARDED_BY(growth_mutex_)
+  };
+
+  // Hot-path counters, sharded so threads rarely share a cache line.
+  static constexpr std::size_t shard_count = 16;
+  struct alignas(64) counter_shard {
+    std::atomic<std::uint64_t> allocs[max_size_classes] = {};
+    std::atomic<std::uint64_t> frees[max_size_classes] = {};
+    std::atomic<std::int64_t> requested{0};
+  };
+  [[nodiscard]] counter_shard& shard() const noexcept;
+
+  // An epoch's items: block indices, or large ids with large_tag set.
+  static constexpr std::uint32_t large_tag = std::uint32_t{1} << 31;
+  struct epoch {
+    event_handle event = nullptr;
+    std::vector<std::uint32_t> items;
+  };
+  struct stream_epochs {
+    stream_ref stream;
+    std::vector<std::uint32_t> open;
+    std::deque<epoch> closed;
+  };
+
+  struct large_entry {
+    void* chunk = nullptr;
+    std::size_t chunk_bytes = 0;
+    std::uintptr_t user = 0;
+    std::size_t bytes = 0;
+    bool pending = false;
+  };
+
+  void defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) noexcept;
+  void close_locked(stream_epochs& se);
+  void release_items(std::vector<std::uint32_t>& items, free_list_sink& sink);
+  void* take_frame(void** chunk, std::size_t* chunk_bytes);
+  void give_back_frame(void* frame, void* chunk, std::size_t chunk_bytes);
+  // Reserves `bytes` against the byte limit; false when it would be exceeded.
+  bool try_reserve(std::size_t bytes) noexcept;
+  void unreserve(std::size_t bytes) noexcept;
+  void* backend_chunk(std::size_t bytes);
+  void cache_large_locked(std::uint32_t id);
+  void report_leaks() const;
+  [[nodiscard]] std::size_t in_use_bytes_now() const noexcept;
+  void sample_peaks() const noexcept;
+
+  std::shared_ptr<backend> backend_;
+  const pool_options options_;
+  const size_classes classes_;
+  const std::string variant_;
+
+  block_table blocks_;
+  page_map pages_;
+  segmented_table<slab_desc, 10, 1024> slabs_;
+  mutable std::unique_ptr<counter_shard[]> shards_ = std::make_unique<counter_shard[]>(shard_count);
+  std::unique_ptr<class_state[]> class_state_;
+
+  // Growth: frames, slab descriptors, block index ranges.
+  std::mutex growth_mutex_;
+  std::uint32_t slab_count_ = 0;             // GUARDED_BY(growth_mutex_)
+  std::uint32_t block_count_ = 0;            // GUARDED_BY(growth_mutex_)
+  void* reservation_ = nullptr;              // the initial reservation chunk, freed at destruction
+  std::size_t reservation_bytes_ = 0;
+  std::vector<void*> reservation_frames_;    // unbound frames of it; GUARDED_BY(growth_mutex_)
+
+  std::atomic<std::size_t> reserved_bytes_{0};
+  mutable std::atomic<std::size_t> peak_reserved_{0};
+  mutable std::atomic<std::size_t> peak_in_use_{0};
+  mutable std::atomic<std::int64_t> peak_requested_{0};
+
+  // Deferred frees. Keyed by the stream's native handle: a stream must be flushed (flush_stream)
+  // before it is destroyed, so a live handle names one stream.
+  mutable std::mutex epoch_mutex_;
+  std::unordered_map<void*, stream_epochs> epochs_;  // GUARDED_BY(epoch_mutex_)
+  std::vector<std::size_t> pending_blocks_;          // per class; GUARDED_BY(epoch_mutex_)
+  std::size_t pending_large_ = 0;                    // GUARDED_BY(epoch_mutex_)
+  std::size_t pending_large_bytes_ = 0;              // GUARDED_BY(epoch_mutex_)
+  std::size_t closed_epochs_ = 0;                    // GUARDED_BY(epoch_mutex_)
+
+  // Large path.
+  mutable std::mutex large_mutex_;
+  std::vector<large_entry> large_;                 // by id; GUARDED_BY(large_mutex_)
+  std::vector<std::uint32_t> large_free_ids_;      // GUARDED_BY(large_mutex_)
+  std::map<std::uintptr_t, std::uint32_t> large_by_address_;  // live + pending; GUARDED_BY
+  std::multimap<std::size_t, std::uint32_t> large_cache_;     // chunk bytes -> id; GUARDED_BY
+  std::size_t large_in_use_bytes_ = 0;             // GUARDED_BY(large_mutex_)
+  std::size_t large_cached_bytes_ = 0;             // GUARDED_BY(large_mutex_)
+  std::uint64_t large_allocs_ = 0;                 // GUARDED_BY(large_mutex_)
+  std::uint64_t large_frees_ = 0;                  // GUARDED_BY(large_mutex_)
+
+  std::atomic<std::uint64_t> grows_{0};
+  std::atomic<std::uint64_t> trims_{0};
+  std::atomic<std::uint64_t> ooms_{0};
+  std::atomic<std::uint64_t> invalid_frees_{0};
+  std::atomic<std::uint64_t> events_recorded_{0};
+  std::atomic<std::uint64_t> epochs_reclaimed_{0};
+};
+
+}  // namespace cudapool::core

@@ -1,0 +1,165 @@
+// Tests of the core's own mechanisms (epochs, growth, validation), through basic_pool with a
+// trivial free-list policy, so that no variant is needed.
+#include "core/pool_core.hpp"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "core/basic_pool.hpp"
+
+namespace cudapool::core {
+namespace {
+
+// One global lock, vectors of indices: the simplest correct FreeLists.
+class vector_lists {
+ public:
+  static constexpr std::string_view name = "vector";
+  explicit vector_lists(pool_core& core) : blocks_(core.blocks()), lists_(core.classes().count()) {}
+  block_index pop(size_class c) noexcept {
+    std::lock_guard lock(mutex_);
+    if (lists_[c].empty()) return no_block;
+    const block_index b = lists_[c].back();
+    lists_[c].pop_back();
+    return b;
+  }
+  void push(size_class c, block_index b) noexcept {
+    std::lock_guard lock(mutex_);
+    lists_[c].push_back(b);
+  }
+  void push_chain(size_class c, block_chain ch) noexcept {
+    std::lock_guard lock(mutex_);
+    for (block_index b = ch.head; b != no_block; b = blocks_[b].next.load()) lists_[c].push_back(b);
+  }
+  block_chain take_all(size_class c) noexcept {
+    std::lock_guard lock(mutex_);
+    block_chain ch;
+    for (block_index b : lists_[c]) {
+      blocks_[b].next.store(ch.head);
+      if (ch.empty()) ch.tail = b;
+      ch.head = b;
+      ++ch.count;
+    }
+    lists_[c].clear();
+    return ch;
+  }
+  std::size_t free_blocks(size_class c) const noexcept {
+    std::lock_guard lock(mutex_);
+    return lists_[c].size();
+  }
+  std::size_t cached_blocks(size_class) const noexcept { return 0; }
+
+ private:
+  block_table& blocks_;
+  mutable std::mutex mutex_;
+  std::vector<std::vector<block_index>> lists_;
+};
+
+using test_pool = basic_pool<vector_lists>;
+
+TEST(PoolCore, OneEventPerBatchOfStreamOrderedFrees) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  pool_options o;
+  o.epoch_batch = 64;
+  test_pool pool(device, o);
+  const stream_ref s = device->create_stream();
+  std::vector<void*> ps;
+  for (int i = 0; i < 200; ++i) ps.push_back(pool.allocate(4096));
+  for (void* p : ps) pool.deallocate(p, s);
+  EXPECT_EQ(pool.stats().events_recorded, 3u);  // 3 full batches of 64; 8 frees still open
+  EXPECT_EQ(pool.stats().classes[11].pending_blocks, 200u);
+  pool.flush_stream(s);
+  EXPECT_EQ(pool.stats().events_recorded, 4u);
+  device->synchronize(s);
+  EXPECT_EQ(pool.trim(), std::size_t{2} << 20);  // trim reclaims first: all 200 are free again
+  const pool_stats st = pool.stats();
+  EXPECT_EQ(st.epochs_reclaimed, 4u);
+  EXPECT_EQ(st.pending_epochs, 0u);
+  EXPECT_EQ(st.classes[11].pending_blocks, 0u);
+  device->destroy_stream(s);
+}
+
+TEST(PoolCore, EpochsOfDifferentStreamsAreIndependent) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref a = device->create_stream();
+  const stream_ref b = device->create_stream();
+  void* pa = pool.allocate(1024);
+  void* pb = pool.allocate(1024);
+  device->pause(a);
+  pool.deallocate(pa, a);
+  pool.deallocate(pb, b);
+  pool.flush_stream(a);
+  pool.flush_stream(b);
+  device->synchronize(b);
+  pool.trim();  // reclaims b's epoch, not a's
+  EXPECT_EQ(pool.stats().classes[3].pending_blocks, 1u);
+  device->resume(a);
+  device->synchronize(a);
+  pool.trim();
+  EXPECT_EQ(pool.stats().classes[3].pending_blocks, 0u);
+  EXPECT_EQ(pool.stats().reserved_bytes, 0u);
+  device->destroy_stream(a);
+  device->destroy_stream(b);
+}
+
+TEST(PoolCore, DestructionWaitsForPendingFreesBeforeReleasingMemory) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  const stream_ref s = device->create_stream();
+  {
+    test_pool pool(device);
+    void* p = pool.allocate(4096);
+    device->spin(s, std::chrono::milliseconds(20));
+    device->fill(s, p, 4096, 1);  // runs after the spin: the chunk must still exist then
+    pool.deallocate(p, s);
+  }
+  EXPECT_EQ(device->chunk_bytes(), 0u);
+  EXPECT_EQ(device->verification_report().mismatched_ranges, 0u);
+  device->destroy_stream(s);
+}
+
+TEST(PoolCore, InvalidOptionsAreRejected) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  pool_options o;
+  o.slab_bytes = 1 << 20;
+  o.max_class_bytes = 2 << 20;
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o = {};
+  o.slab_bytes = 100000;
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o = {};
+  o.epoch_batch = 0;
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  EXPECT_THROW(test_pool(nullptr, {}), std::invalid_argument);
+}
+
+TEST(PoolCore, InitialReservationBeyondTheLimitIsAnOutOfMemory) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  pool_options o;
+  o.initial_reservation = 8 << 20;
+  o.byte_limit = 4 << 20;
+  EXPECT_THROW(test_pool(device, o), out_of_memory);
+  o.byte_limit = 0;
+  device->set_chunk_failure_probability(1.0);
+  EXPECT_THROW(test_pool(device, o), out_of_memory);
+  EXPECT_EQ(device->chunk_bytes(), 0u);
+}
+
+TEST(PoolCore, ReleaseThresholdGivesIdleSlabsBack) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  pool_options o;
+  o.release_threshold = 4 << 20;
+  test_pool pool(device, o);
+  std::vector<void*> ps;
+  for (int i = 0; i < 40; ++i) ps.push_back(pool.allocate(256 << 10));  // 5 slabs of 8 blocks
+  for (void* p : ps) pool.deallocate(p);
+  EXPECT_EQ(pool.stats().reserved_bytes, std::size_t{10} << 20);
+  void* q = pool.allocate(1024);  // growth: the slow path notices 10 MiB idle > 4 MiB
+  EXPECT_LE(pool.stats().reserved_bytes, std::size_t{4} << 20);
+  pool.deallocate(q);
+}
+
+}  // namespace
+}  // namespace cudapool::core

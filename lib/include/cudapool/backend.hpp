@@ -1,0 +1,114 @@
+// cudapool/backend.hpp - layer 1: where device memory and stream order come from.
+//
+// A backend hands out chunks of device memory, records and queries events, and runs the few
+// stream-ordered device operations that stress and the debug features need. The pools call it
+// only on their slow paths (growth, epoch close/reclaim, trim), so the interface is virtual.
+//
+// Thread-safety: every member function is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "cudapool/types.hpp"
+
+namespace cudapool {
+
+// An event from the backend's event pool. Opaque; valid from acquire_event() to release_event().
+using event_handle = void*;
+
+// One mismatch seen by a verify() operation on the device.
+struct verify_mismatch {
+  std::uintptr_t block = 0;     // the pointer given to verify()
+  std::size_t bytes = 0;        // the size given to verify()
+  std::size_t word_offset = 0;  // a 32-bit word that differed (the first one on sim; some one on cuda)
+  std::uint32_t expected = 0;
+  std::uint32_t found = 0;
+};
+
+struct verify_report {
+  std::uint64_t mismatched_ranges = 0;   // verify() calls that saw at least one wrong word
+  std::vector<verify_mismatch> first;    // the first few of them, in the order the device saw them
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual int device() const noexcept = 0;
+
+  // Device memory. allocate_chunk returns nullptr when the device (or an injected limit) is out
+  // of memory and throws backend_error for any other failure. Chunks are at least 256 B aligned.
+  [[nodiscard]] virtual void* allocate_chunk(std::size_t bytes) = 0;
+  virtual void free_chunk(void* chunk, std::size_t bytes) noexcept = 0;
+  // Bytes currently held in chunks (allocate_chunk minus free_chunk).
+  [[nodiscard]] virtual std::size_t chunk_bytes() const noexcept = 0;
+
+  // Streams. stream_id is unique for the life of the process (cudaStreamGetId): a destroyed
+  // stream's handle value may be reused, its id is not.
+  [[nodiscard]] virtual stream_ref create_stream() = 0;
+  virtual void destroy_stream(stream_ref s) = 0;
+  [[nodiscard]] virtual std::uint64_t stream_id(stream_ref s) = 0;
+  virtual void synchronize(stream_ref s) = 0;
+  virtual void synchronize_device() = 0;
+
+  // Events come from a pool: acquire/release never create or destroy a native event per use.
+  [[nodiscard]] virtual event_handle acquire_event() = 0;
+  virtual void release_event(event_handle e) noexcept = 0;
+  virtual void record(event_handle e, stream_ref s) = 0;
+  [[nodiscard]] virtual bool query(event_handle e) = 0;  // true once the recorded work is done
+  virtual void wait(event_handle e) = 0;                 // host blocks until query() is true
+  virtual void stream_wait(stream_ref waiter, event_handle e) = 0;  // device-side dependency
+
+  // Stream-ordered device operations on [p, p + bytes); bytes is a multiple of 4.
+  virtual void fill(stream_ref s, void* p, std::size_t bytes, std::uint32_t pattern) = 0;
+  // Counts the range as mismatched if any 32-bit word differs from pattern.
+  virtual void verify(stream_ref s, const void* p, std::size_t bytes, std::uint32_t pattern) = 0;
+  virtual void spin(stream_ref s, std::chrono::nanoseconds duration) = 0;
+  // Synchronizes the device, then returns every mismatch recorded so far.
+  [[nodiscard]] virtual verify_report verification_report() = 0;
+};
+
+// ---- the simulated device --------------------------------------------------------------------
+
+struct sim_options {
+  std::uint64_t seed = 1;
+  // Each stream operation first sleeps a random time in [0, max_latency]; 0 disables.
+  std::chrono::nanoseconds max_latency{0};
+  // Chunk allocation fails with this probability (0..1), or when chunk_bytes() would exceed
+  // chunk_byte_limit (0 = unlimited).
+  double chunk_failure_probability = 0.0;
+  std::size_t chunk_byte_limit = 0;
+};
+
+// Device memory is host memory that only stream workers touch; each stream is a worker thread
+// that runs its queue in order; an event completes when its stream reaches it. Stream workers
+// share no lock, so ThreadSanitizer reports two streams' operations on one block that are not
+// ordered by an event: a pool that reuses a block too early shows up as a data race.
+class sim_backend : public backend {
+ public:
+  // Test hooks: a paused stream finishes the operation it is running and then runs nothing more
+  // (its events stay incomplete) until resumed.
+  virtual void pause(stream_ref s) = 0;
+  virtual void resume(stream_ref s) = 0;
+  virtual void set_chunk_failure_probability(double p) = 0;
+  virtual void set_chunk_byte_limit(std::size_t bytes) = 0;
+};
+
+[[nodiscard]] std::unique_ptr<sim_backend> make_sim_backend(const sim_options& options = {});
+
+// ---- CUDA ------------------------------------------------------------------------------------
+
+// True when the library was built with the CUDA backend.
+[[nodiscard]] bool cuda_backend_built() noexcept;
+// Number of usable GPUs (0 when not built, no driver or no device).
+[[nodiscard]] int cuda_device_count() noexcept;
+// A cudart backend bound to `device`; throws backend_error when not built or no such device.
+[[nodiscard]] std::unique_ptr<backend> make_cuda_backend(int device = 0);
+
+}  // namespace cudapool

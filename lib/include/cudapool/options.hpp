@@ -1,0 +1,44 @@
+// cudapool/options.hpp - how a pool is configured. Every variant takes the same options.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+
+#include "cudapool/errors.hpp"
+
+namespace cudapool {
+
+struct pool_options {
+  // Size classes: 256 B, then geometric spacing with `classes_per_doubling` classes per power of
+  // two (a power of two, 1..8), every class a multiple of 256 B, up to `max_class_bytes`.
+  // Larger requests take the large path (whole backend chunks, cached and reused best-fit).
+  std::size_t max_class_bytes = std::size_t{1} << 20;
+  unsigned classes_per_doubling = 4;
+  // Nonzero: a single class of this size (a multiple of 256 B): the classic fixed-block pool.
+  std::size_t fixed_block_bytes = 0;
+
+  // Every slab is one backend chunk of this size, cut into equal blocks of one class. Must be at
+  // least the largest class and a multiple of 64 KiB.
+  std::size_t slab_bytes = std::size_t{2} << 20;
+
+  // Bytes reserved at construction (rounded up to whole slabs). With allow_growth = false this is a
+  // fixed pool that never calls the backend for slabs after start-up.
+  std::size_t initial_reservation = 0;
+  bool allow_growth = true;
+  // Upper bound on bytes reserved from the backend (slabs + large chunks); 0 = no limit.
+  std::size_t byte_limit = 0;
+  // When memory that is reserved but not in use exceeds this, the slow paths give wholly free slabs
+  // and cached large chunks back to the backend (as cudaMemPoolAttrReleaseThreshold).
+  std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
+
+  // Stream-ordered frees are batched: one event covers up to this many frees on one stream.
+  std::size_t epoch_batch = 64;
+
+  // Rejected frees (foreign, interior, double) are reported here; the pool is left unchanged.
+  invalid_free_handler on_invalid_free = default_invalid_free_handler;
+  void* invalid_free_context = nullptr;
+  // Print a leak report to stderr when a pool is destroyed with live blocks.
+  bool report_leaks = true;
+};
+
+}  // namespace cudapool

@@ -1,0 +1,66 @@
+// cudapool/stats.hpp - what a pool holds, where, and what it has done.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudapool {
+
+// Per size class, in blocks. At quiescence (no call in flight):
+//   free_blocks + cached_blocks + pending_blocks + in_use_blocks == capacity_blocks
+struct class_stats {
+  std::size_t block_bytes = 0;
+  std::size_t capacity_blocks = 0;  // blocks of all slabs of this class
+  std::size_t free_blocks = 0;      // on the variant's shared free lists
+  std::size_t cached_blocks = 0;    // in per-thread / per-stream caches (variant-specific)
+  std::size_t pending_blocks = 0;   // freed on a stream, waiting for its epoch's event
+  std::size_t in_use_blocks = 0;    // handed out and not yet freed
+  std::uint64_t allocs = 0;
+  std::uint64_t frees = 0;
+  std::size_t slabs = 0;
+};
+
+struct pool_stats {
+  std::string variant;
+  std::string backend;
+  std::vector<class_stats> classes;
+
+  // Bytes. in_use counts whole blocks (and whole large allocations); requested counts what callers
+  // asked for. reserved = slabs + large chunks held from the backend.
+  std::size_t reserved_bytes = 0;
+  std::size_t in_use_bytes = 0;
+  std::size_t requested_bytes = 0;
+  std::size_t free_bytes = 0;     // on free lists
+  std::size_t cached_bytes = 0;   // in caches, plus cached large chunks
+  std::size_t pending_bytes = 0;  // behind stream events
+  // Peaks. peak_reserved_bytes is exact (it changes only under the growth lock); peak_in_use_bytes
+  // and peak_requested_bytes are sampled on the slow paths and on every stats() call, because the
+  // hot path keeps sharded counters that have no single current value to compare with.
+  std::size_t peak_reserved_bytes = 0;
+  std::size_t peak_in_use_bytes = 0;
+  std::size_t peak_requested_bytes = 0;
+
+  // Large path (requests above the largest class).
+  std::size_t large_live = 0;
+  std::size_t large_in_use_bytes = 0;
+  std::size_t large_cached_chunks = 0;
+  std::size_t large_cached_bytes = 0;
+  std::size_t large_pending = 0;
+
+  std::uint64_t allocs = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t grows = 0;
+  std::uint64_t trims = 0;            // slabs and large chunks given back to the backend
+  std::uint64_t ooms = 0;
+  std::uint64_t invalid_frees = 0;
+  std::uint64_t events_recorded = 0;  // epochs closed (one event each)
+  std::uint64_t epochs_reclaimed = 0;
+  std::size_t pending_epochs = 0;     // closed epochs whose event has not been seen complete
+};
+
+// The stats as one JSON object.
+[[nodiscard]] std::string to_json(const pool_stats& stats);
+
+}  // namespace cudapool

@@ -1,0 +1,508 @@
+// conformance.hpp - the one typed test suite every variant runs, on every backend.
+//
+// A variant's test file instantiates it:
+//   using configs = ::testing::Types<cudapool::testing::on_sim<my_pool>, cudapool::testing::on_cuda<my_pool>>;
+//   INSTANTIATE_TYPED_TEST_SUITE_P(my_variant, conformance, configs);
+// Tests that need the simulator's knobs (paused streams, injected failures) skip on CUDA; every
+// test on_cuda skips with the reason when there is no GPU.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cudapool/backend.hpp"
+#include "cudapool/errors.hpp"
+#include "cudapool/options.hpp"
+
+namespace cudapool::testing {
+
+template <class Pool>
+struct on_sim {
+  using pool = Pool;
+  static constexpr bool is_sim = true;
+  static std::shared_ptr<backend> make_backend() { return make_sim_backend({}); }
+};
+
+template <class Pool>
+struct on_cuda {
+  using pool = Pool;
+  static constexpr bool is_sim = false;
+  static std::shared_ptr<backend> make_backend() { return make_cuda_backend(0); }
+};
+
+// Counts reports from the pool's invalid-free hook.
+struct invalid_free_log {
+  std::mutex mutex;
+  std::vector<std::pair<const void*, invalid_free_reason>> entries;
+  static void hook(const void* p, invalid_free_reason r, void* self) {
+    auto* log = static_cast<invalid_free_log*>(self);
+    std::lock_guard lock(log->mutex);
+    log->entries.emplace_back(p, r);
+  }
+};
+
+template <class Config>
+class conformance : public ::testing::Test {
+ protected:
+  using pool_type = typename Config::pool;
+
+  void SetUp() override {
+    if constexpr (!Config::is_sim) {
+      if (cuda_device_count() == 0) {
+        GTEST_SKIP() << "no CUDA GPU on this machine (cuda backend built: " << std::boolalpha << cuda_backend_built()
+                     << "); these tests run on the GPU host";
+      }
+    }
+    device_ = Config::make_backend();
+  }
+
+  // Options that report invalid frees into log_ instead of stderr.
+  pool_options options() {
+    pool_options o;
+    o.on_invalid_free = invalid_free_log::hook;
+    o.invalid_free_context = &log_;
+    return o;
+  }
+  std::unique_ptr<pool_type> make(const pool_options& o) { return std::make_unique<pool_type>(device_, o); }
+  sim_backend& sim() { return static_cast<sim_backend&>(*device_); }
+
+  // Per class: free + cached + pending + in_use == capacity (only meaningful at quiescence).
+  static void expect_balanced(const pool_stats& s) {
+    for (std::size_t c = 0; c < s.classes.size(); ++c) {
+      const class_stats& k = s.classes[c];
+      EXPECT_EQ(k.free_blocks + k.cached_blocks + k.pending_blocks + k.in_use_blocks, k.capacity_blocks)
+          << "class " << c << " (" << k.block_bytes << " B): free " << k.free_blocks << " cached " << k.cached_blocks
+          << " pending " << k.pending_blocks << " in use " << k.in_use_blocks;
+    }
+  }
+
+  // Stamps every allocation with its own tag on the device, then verifies all of them: any two
+  // allocations that overlap make a verify fail.
+  void stamp_and_verify(const std::vector<std::pair<void*, std::size_t>>& allocations) {
+    std::uint32_t tag = 0x1000;
+    for (const auto& [p, n] : allocations) device_->fill({}, p, n / 4 * 4, tag++);
+    tag = 0x1000;
+    for (const auto& [p, n] : allocations) device_->verify({}, p, n / 4 * 4, tag++);
+    const verify_report r = device_->verification_report();
+    EXPECT_EQ(r.mismatched_ranges, 0u);
+  }
+
+  static void expect_disjoint(std::vector<std::pair<void*, std::size_t>> v) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      ASSERT_LE(static_cast<char*>(v[i - 1].first) + v[i - 1].second, static_cast<char*>(v[i].first))
+          << "blocks " << v[i - 1].first << " and " << v[i].first << " overlap";
+    }
+  }
+
+  std::shared_ptr<backend> device_;
+  invalid_free_log log_;
+};
+
+TYPED_TEST_SUITE_P(conformance);
+
+TYPED_TEST_P(conformance, DistinctNonOverlappingBlocks) {
+  auto pool = this->make(this->options());
+  std::mt19937 rng(7);
+  std::vector<std::pair<void*, std::size_t>> live;
+  for (int i = 0; i < 400; ++i) {
+    const std::size_t n = std::size_t{4} << (rng() % 19);  // 4 B .. 1 MiB
+    live.emplace_back(pool->allocate(n), n);
+  }
+  live.emplace_back(pool->allocate(3 << 20), 3 << 20);  // large path too
+  this->expect_disjoint(live);
+  this->stamp_and_verify(live);
+  for (auto& [p, n] : live) pool->deallocate(p);
+  EXPECT_TRUE(this->log_.entries.empty());
+}
+
+TYPED_TEST_P(conformance, Alignment) {
+  auto pool = this->make(this->options());
+  std::vector<void*> ps;
+  for (std::size_t n : {1, 100, 256, 257, 1000, 4096, 70000, 1 << 20, 5 << 20}) {
+    void* p = pool->allocate(n);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % min_alignment, 0u) << n;
+    ps.push_back(p);
+  }
+  for (std::size_t align : {512, 1024, 4096, 65536, 1 << 20}) {
+    for (std::size_t n : {1, 300, 5000, 3 << 20}) {
+      void* p = pool->allocate(n, align);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u) << n << " aligned to " << align;
+      ps.push_back(p);
+    }
+  }
+  EXPECT_THROW((void)pool->allocate(100, 300), std::invalid_argument);
+  EXPECT_EQ(pool->try_allocate(100, 300), nullptr);
+  for (void* p : ps) pool->deallocate(p);
+  EXPECT_TRUE(this->log_.entries.empty());
+}
+
+TYPED_TEST_P(conformance, EveryClassBoundary) {
+  auto pool = this->make(this->options());
+  const pool_stats s = pool->stats();
+  std::vector<std::pair<void*, std::size_t>> live;
+  for (const class_stats& c : s.classes) {
+    for (std::size_t n : {c.block_bytes - 1, c.block_bytes, c.block_bytes + 1}) live.emplace_back(pool->allocate(n), n);
+  }
+  this->expect_disjoint(live);
+  this->stamp_and_verify(live);
+  // size-1 and size land in the class; size+1 in the next one.
+  const pool_stats after = pool->stats();
+  for (std::size_t c = 0; c + 1 < after.classes.size(); ++c) EXPECT_EQ(after.classes[c].in_use_blocks, c == 0 ? 2u : 3u) << c;
+  for (auto& [p, n] : live) pool->deallocate(p);
+}
+
+TYPED_TEST_P(conformance, ZeroSizeRequestsReturnNull) {
+  auto pool = this->make(this->options());
+  EXPECT_EQ(pool->allocate(0), nullptr);
+  EXPECT_EQ(pool->try_allocate(0), nullptr);
+  pool->deallocate(nullptr);
+  pool->deallocate(nullptr, stream_ref{});
+  const pool_stats s = pool->stats();
+  EXPECT_EQ(s.allocs, 0u);
+  EXPECT_EQ(s.invalid_frees, 0u);
+  EXPECT_EQ(s.reserved_bytes, 0u);
+}
+
+TYPED_TEST_P(conformance, HugeRequestIsACleanOutOfMemory) {
+  pool_options o = this->options();
+  o.byte_limit = std::size_t{64} << 20;
+  auto pool = this->make(o);
+  void* keep = pool->allocate(1000);
+  try {
+    (void)pool->allocate(std::size_t{1} << 40);
+    FAIL() << "expected out_of_memory";
+  } catch (const out_of_memory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("requested 1024.00 GiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("reserved"), std::string::npos) << what;
+    EXPECT_NE(what.find("in use"), std::string::npos) << what;
+  }
+  EXPECT_EQ(pool->try_allocate(std::size_t{1} << 40), nullptr);
+  EXPECT_EQ(pool->stats().ooms, 2u);
+  void* p = pool->allocate(1000);  // still works
+  EXPECT_NE(p, nullptr);
+  pool->deallocate(p);
+  pool->deallocate(keep);
+  EXPECT_EQ(pool->stats().in_use_bytes, 0u);
+}
+
+TYPED_TEST_P(conformance, InvalidFreesAreRejectedAndLeaveThePoolUnchanged) {
+  auto pool = this->make(this->options());
+  auto other = this->make(this->options());
+  void* small = pool->allocate(1024);
+  void* large = pool->allocate(3 << 20);
+  void* theirs = other->allocate(1024);
+  int on_stack = 0;
+  const pool_stats before = pool->stats();
+
+  pool->deallocate(&on_stack);                               // foreign
+  pool->deallocate(theirs);                                  // foreign: another pool's block
+  pool->deallocate(static_cast<char*>(small) + 256);         // interior
+  pool->deallocate(static_cast<char*>(large) + 4096);        // interior of a large allocation
+  void* extra = pool->allocate(1024);
+  pool->deallocate(extra);
+  pool->deallocate(extra);                                   // double free
+  pool->deallocate(extra, stream_ref{});                     // double free, stream-ordered
+
+  ASSERT_EQ(this->log_.entries.size(), 6u);
+  EXPECT_EQ(this->log_.entries[0].second, invalid_free_reason::foreign_pointer);
+  EXPECT_EQ(this->log_.entries[1].second, invalid_free_reason::foreign_pointer);
+  EXPECT_EQ(this->log_.entries[2].second, invalid_free_reason::interior_pointer);
+  EXPECT_EQ(this->log_.entries[3].second, invalid_free_reason::interior_pointer);
+  EXPECT_EQ(this->log_.entries[4].second, invalid_free_reason::double_free);
+  EXPECT_EQ(this->log_.entries[5].second, invalid_free_reason::double_free);
+  EXPECT_EQ(this->log_.entries[2].first, static_cast<char*>(small) + 256);
+
+  const pool_stats after = pool->stats();
+  EXPECT_EQ(after.invalid_frees, 6u);
+  EXPECT_EQ(after.in_use_bytes, before.in_use_bytes);
+  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(after.frees, before.frees + 1);  // only the one legitimate free of `extra`
+  EXPECT_EQ(after.allocs, before.allocs + 1);
+  this->expect_balanced(after);
+  EXPECT_EQ(other->stats().invalid_frees, 0u);
+
+  pool->deallocate(small);
+  pool->deallocate(large);
+  other->deallocate(theirs);
+  EXPECT_EQ(this->log_.entries.size(), 6u);
+  EXPECT_EQ(pool->stats().in_use_bytes, 0u);
+}
+
+TYPED_TEST_P(conformance, OutOfMemoryAndRecoveryWithInjectedFailures) {
+  if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "needs the simulator's failure injection";
+  auto pool = this->make(this->options());
+  void* warm = pool->allocate(4096);  // one slab of the 4 KiB class exists
+  this->sim().set_chunk_failure_probability(1.0);
+  EXPECT_THROW((void)pool->allocate(8192), out_of_memory);  // needs a new slab: fails
+  EXPECT_EQ(pool->try_allocate(3 << 20), nullptr);          // large: fails
+  void* same_class = pool->allocate(4096);                  // existing slab still serves
+  EXPECT_NE(same_class, nullptr);
+  this->expect_balanced(pool->stats());
+  this->sim().set_chunk_failure_probability(0.0);
+  void* p = pool->allocate(8192);
+  void* q = pool->allocate(3 << 20);
+  EXPECT_NE(p, nullptr);
+  EXPECT_NE(q, nullptr);
+  for (void* x : {warm, same_class, p, q}) pool->deallocate(x);
+  const pool_stats s = pool->stats();
+  EXPECT_EQ(s.ooms, 2u);
+  EXPECT_EQ(s.in_use_bytes, 0u);
+  this->expect_balanced(s);
+}
+
+TYPED_TEST_P(conformance, ByteLimitThenRecoveryAfterFrees) {
+  pool_options o = this->options();
+  o.byte_limit = std::size_t{8} << 20;  // four 2 MiB slabs
+  auto pool = this->make(o);
+  std::vector<void*> ps;
+  while (void* p = pool->try_allocate(512 << 10)) ps.push_back(p);
+  EXPECT_EQ(ps.size(), 16u);  // 4 slabs x 4 blocks
+  EXPECT_LE(pool->stats().reserved_bytes, o.byte_limit);
+  EXPECT_THROW((void)pool->allocate(1 << 10), out_of_memory);  // no room for a 1 KiB slab either
+  for (void* p : ps) pool->deallocate(p);
+  // The 512 KiB slabs are wholly free: the slow path gives them back to make room.
+  void* small = pool->allocate(1 << 10);
+  EXPECT_NE(small, nullptr);
+  pool->deallocate(small);
+  this->expect_balanced(pool->stats());
+}
+
+TYPED_TEST_P(conformance, TrimGivesWhollyFreeSlabsBack) {
+  auto pool = this->make(this->options());
+  const std::size_t base = this->device_->chunk_bytes();
+  std::vector<void*> ps;
+  for (int i = 0; i < 300; ++i) ps.push_back(pool->allocate(64 << 10));
+  ps.push_back(pool->allocate(5 << 20));
+  const std::size_t reserved = pool->stats().reserved_bytes;
+  EXPECT_EQ(this->device_->chunk_bytes() - base, reserved);
+  void* kept = ps.front();
+  for (std::size_t i = 1; i < ps.size(); ++i) pool->deallocate(ps[i]);
+  const std::size_t released = pool->trim();
+  const pool_stats s = pool->stats();
+  EXPECT_GT(released, 0u);
+  EXPECT_EQ(s.reserved_bytes, reserved - released);
+  EXPECT_EQ(s.reserved_bytes, std::size_t{2} << 20);  // only the slab holding `kept`
+  EXPECT_EQ(this->device_->chunk_bytes() - base, s.reserved_bytes);
+  this->expect_balanced(s);
+  pool->deallocate(kept);
+  EXPECT_EQ(pool->trim(), std::size_t{2} << 20);
+  EXPECT_EQ(this->device_->chunk_bytes(), base);
+  void* again = pool->allocate(64 << 10);  // the pool grows again after a full trim
+  pool->deallocate(again);
+}
+
+TYPED_TEST_P(conformance, LargeAllocationsAreCachedAndReused) {
+  auto pool = this->make(this->options());
+  void* a = pool->allocate(3 << 20);
+  pool->deallocate(a);
+  void* b = pool->allocate(3 << 20);
+  EXPECT_EQ(a, b);  // best fit from the cache
+  const pool_stats s = pool->stats();
+  EXPECT_EQ(s.large_live, 1u);
+  EXPECT_EQ(s.grows, 0u);
+  pool->deallocate(b);
+  EXPECT_EQ(pool->stats().large_cached_chunks, 1u);
+  EXPECT_EQ(pool->trim(), std::size_t{4} << 20);
+}
+
+TYPED_TEST_P(conformance, StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere) {
+  if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "needs the simulator's paused streams";
+  auto pool = this->make(this->options());
+  const stream_ref s = this->device_->create_stream();
+  void* p = pool->allocate(4096, s);
+  this->device_->fill(s, p, 4096, 0xabcd);
+  this->sim().pause(s);
+  pool->deallocate(p, s);
+  pool->flush_stream(s);
+  std::vector<void*> others;
+  for (int i = 0; i < 2000; ++i) {  // enough to need reclaim and growth several times
+    void* q = pool->allocate(4096);
+    ASSERT_NE(q, p) << "reused a block whose stream-ordered free has not completed";
+    others.push_back(q);
+  }
+  EXPECT_EQ(pool->stats().classes[11].pending_blocks, 1u);
+  this->sim().resume(s);
+  this->device_->synchronize(s);
+  bool reused = false;
+  for (int i = 0; i < 1000 && !reused; ++i) {  // after the blocks already on the free list
+    void* q = pool->allocate(4096);
+    reused = q == p;
+    others.push_back(q);
+  }
+  EXPECT_TRUE(reused) << "the block never came back after its stream completed";
+  for (void* q : others) pool->deallocate(q, s);
+  pool->flush_stream(s);
+  this->device_->synchronize(s);
+  this->device_->destroy_stream(s);
+}
+
+TYPED_TEST_P(conformance, OutOfMemoryWaitsForPendingFreesFirst) {
+  pool_options o = this->options();
+  o.fixed_block_bytes = 1 << 20;
+  o.initial_reservation = 2 << 20;  // exactly two blocks, and never more
+  o.allow_growth = false;
+  auto pool = this->make(o);
+  const stream_ref s = this->device_->create_stream();
+  void* a = pool->allocate(1 << 20);
+  void* b = pool->allocate(1 << 20);
+  EXPECT_EQ(pool->try_allocate(1), nullptr);
+  this->device_->spin(s, std::chrono::milliseconds(50));
+  pool->deallocate(a, s);
+  void* c = pool->allocate(100);  // waits for s instead of failing
+  EXPECT_EQ(c, a);
+  pool->deallocate(b);
+  pool->deallocate(c);
+  this->device_->destroy_stream(s);
+}
+
+TYPED_TEST_P(conformance, FixedPoolNeverCallsTheBackendAfterStartUp) {
+  pool_options o = this->options();
+  o.fixed_block_bytes = 4096;
+  o.initial_reservation = 4 << 20;
+  o.allow_growth = false;
+  const std::size_t base = this->device_->chunk_bytes();
+  auto pool = this->make(o);
+  const std::size_t held = this->device_->chunk_bytes() - base;
+  EXPECT_EQ(held, std::size_t{4} << 20);
+  std::vector<void*> ps;
+  while (void* p = pool->try_allocate(4096)) ps.push_back(p);
+  EXPECT_EQ(ps.size(), 1024u);
+  EXPECT_EQ(pool->try_allocate(5000), nullptr);  // above the one class: large path, no growth
+  for (void* p : ps) pool->deallocate(p);
+  pool->trim();  // frames of the reservation are kept
+  EXPECT_EQ(this->device_->chunk_bytes() - base, held);
+  for (int i = 0; i < 1024; ++i) ps[i] = pool->allocate(1);
+  for (void* p : ps) pool->deallocate(p);
+}
+
+TYPED_TEST_P(conformance, StatsBalanceAtQuiescence) {
+  auto pool = this->make(this->options());
+  const stream_ref s = this->device_->create_stream();
+  std::mt19937 rng(3);
+  std::vector<void*> live;
+  for (int i = 0; i < 3000; ++i) {
+    if (live.empty() || rng() % 3 != 0) {
+      live.push_back(pool->allocate(256 + rng() % (200 << 10)));
+    } else {
+      const std::size_t k = rng() % live.size();
+      if (rng() % 2) {
+        pool->deallocate(live[k], s);
+      } else {
+        pool->deallocate(live[k]);
+      }
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  pool_stats st = pool->stats();
+  this->expect_balanced(st);
+  EXPECT_EQ(st.allocs - st.frees, live.size());
+  EXPECT_GT(st.events_recorded, 0u);
+  EXPECT_EQ(st.requested_bytes > 0, true);
+  for (void* p : live) pool->deallocate(p, s);
+  pool->flush_stream(s);
+  this->device_->synchronize(s);
+  pool->trim();
+  st = pool->stats();
+  this->expect_balanced(st);
+  EXPECT_EQ(st.in_use_bytes, 0u);
+  EXPECT_EQ(st.requested_bytes, 0u);
+  EXPECT_EQ(st.pending_bytes, 0u);
+  EXPECT_EQ(st.reserved_bytes, 0u);
+  EXPECT_NE(to_json(st).find("\"in_use_bytes\":0"), std::string::npos);
+  this->device_->destroy_stream(s);
+}
+
+TYPED_TEST_P(conformance, ManyThreadsAllocateAndFreeConcurrently) {
+  auto pool = this->make(this->options());
+  std::mutex shadow_mutex;
+  std::map<std::uintptr_t, std::uintptr_t> shadow;  // live [start, end)
+  std::atomic<int> overlaps{0};
+  constexpr int threads = 8;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      std::vector<std::pair<void*, std::size_t>> mine;
+      for (int i = 0; i < 3000; ++i) {
+        if (mine.size() < 32 && (mine.empty() || rng() % 2)) {
+          const std::size_t n = 256 << (rng() % 8);
+          void* p = pool->allocate(n);
+          const auto a = reinterpret_cast<std::uintptr_t>(p);
+          std::lock_guard lock(shadow_mutex);
+          auto next = shadow.lower_bound(a);
+          if ((next != shadow.end() && next->first < a + n) ||
+              (next != shadow.begin() && std::prev(next)->second > a)) {
+            ++overlaps;
+          }
+          shadow.emplace(a, a + n);
+          mine.emplace_back(p, n);
+        } else {
+          const std::size_t k = rng() % mine.size();
+          {
+            std::lock_guard lock(shadow_mutex);
+            shadow.erase(reinterpret_cast<std::uintptr_t>(mine[k].first));
+          }
+          pool->deallocate(mine[k].first);
+          mine[k] = mine.back();
+          mine.pop_back();
+        }
+      }
+      for (auto& [p, n] : mine) {
+        {
+          std::lock_guard lock(shadow_mutex);
+          shadow.erase(reinterpret_cast<std::uintptr_t>(p));
+        }
+        pool->deallocate(p);
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  const pool_stats s = pool->stats();
+  EXPECT_EQ(s.in_use_bytes, 0u);
+  EXPECT_EQ(s.allocs, s.frees);
+  this->expect_balanced(s);
+  EXPECT_TRUE(this->log_.entries.empty());
+}
+
+TYPED_TEST_P(conformance, LeakReportAtDestructionStillReleasesMemory) {
+  const std::size_t base = this->device_->chunk_bytes();
+  auto pool = this->make(this->options());
+  void* leaked = pool->allocate(1000);
+  (void)pool->allocate(3 << 20);
+  ::testing::internal::CaptureStderr();
+  pool.reset();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("leak report"), std::string::npos) << err;
+  EXPECT_NE(err.find("2 live allocations"), std::string::npos) << err;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", leaked);
+  EXPECT_NE(err.find(buf), std::string::npos) << err;
+  EXPECT_EQ(this->device_->chunk_bytes(), base);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(conformance, DistinctNonOverlappingBlocks, Alignment, EveryClassBoundary,
+                            ZeroSizeRequestsReturnNull, HugeRequestIsACleanOutOfMemory,
+                            InvalidFreesAreRejectedAndLeaveThePoolUnchanged, OutOfMemoryAndRecoveryWithInjectedFailures,
+                            ByteLimitThenRecoveryAfterFrees, TrimGivesWhollyFreeSlabsBack,
+                            LargeAllocationsAreCachedAndReused, StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere,
+                            OutOfMemoryWaitsForPendingFreesFirst, FixedPoolNeverCallsTheBackendAfterStartUp,
+                            StatsBalanceAtQuiescence, ManyThreadsAllocateAndFreeConcurrently,
+                            LeakReportAtDestructionStillReleasesMemory);
+
+}  // namespace cudapool::testing
