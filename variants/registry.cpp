@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "lockfree/lockfree_pool.hpp"
 #include "mutex/mutex_pool.hpp"
 
 namespace cudapool {
@@ -20,6 +21,7 @@ std::unique_ptr<any_pool> make(std::shared_ptr<backend> device, const pool_optio
 
 constexpr entry variants[] = {
     {mutex_pool::variant(), make<mutex_pool>},
+    {lockfree_pool::variant(), make<lockfree_pool>},
 };
 
 }  // namespace

@@ -161,6 +161,10 @@ class pool_core {
   // What out_of_memory says: what was asked, what is held and where.
   [[nodiscard]] std::string describe_exhaustion(std::size_t bytes, std::size_t alignment) const;
 
+  [[nodiscard]] std::size_t capacity_blocks(size_class c) const noexcept {
+    return class_state_[c].capacity.load(std::memory_order_relaxed);
+  }
+
   // Bytes reserved but not in use (free, cached, pending), for the release threshold.
   [[nodiscard]] std::size_t idle_bytes() const noexcept;
 

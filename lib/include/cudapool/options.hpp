@@ -8,6 +8,13 @@
 
 namespace cudapool {
 
+// Bounded exponential backoff after a failed CAS in the lock-free stacks: spin min_spins pause
+// instructions, doubling up to max_spins. max_spins = 0 disables it.
+struct backoff_options {
+  unsigned min_spins = 4;
+  unsigned max_spins = 256;
+};
+
 struct pool_options {
   // Size classes: 256 B, then geometric spacing with `classes_per_doubling` classes per power of
   // two (a power of two, 1..8), every class a multiple of 256 B, up to `max_class_bytes`.
@@ -33,6 +40,9 @@ struct pool_options {
 
   // Stream-ordered frees are batched: one event covers up to this many frees on one stream.
   std::size_t epoch_batch = 64;
+
+  // The lock-free stacks' backoff (variants lockfree and stream).
+  backoff_options backoff;
 
   // Rejected frees (foreign, interior, double) are reported here; the pool is left unchanged.
   invalid_free_handler on_invalid_free = default_invalid_free_handler;
