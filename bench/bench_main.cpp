@@ -23,9 +23,25 @@ struct shared_pool {
   std::unique_ptr<cudapool::any_pool> pool;
 };
 
-void pair(benchmark::State& state, const std::string& variant, std::size_t bytes) {
+// An allocator under test: a variant with options, under a label.
+struct allocator_config {
+  std::string label;
+  std::string variant;
+  cudapool::pool_options options;
+};
+
+std::vector<allocator_config> allocators() {
+  std::vector<allocator_config> all;
+  for (const std::string& v : cudapool::available_variants()) all.push_back({v, v, {}});
+  cudapool::pool_options no_backoff;
+  no_backoff.backoff.max_spins = 0;
+  all.push_back({"lockfree-nobackoff", "lockfree", no_backoff});
+  return all;
+}
+
+void pair(benchmark::State& state, const allocator_config& a, std::size_t bytes) {
   static shared_pool shared;
-  if (state.thread_index() == 0) shared.pool = cudapool::make_pool(variant, g_device);
+  if (state.thread_index() == 0) shared.pool = cudapool::make_pool(a.variant, g_device, a.options);
   // Google Benchmark starts the timed loop of all threads together, after thread 0's setup.
   for (auto _ : state) {
     void* p = shared.pool->allocate(bytes, {});
@@ -39,10 +55,10 @@ void pair(benchmark::State& state, const std::string& variant, std::size_t bytes
 }
 
 void register_all() {
-  for (const std::string& v : cudapool::available_variants()) {
+  for (const allocator_config& a : allocators()) {
     for (std::size_t bytes : {std::size_t{256}, std::size_t{4096}, std::size_t{1} << 20}) {
-      benchmark::RegisterBenchmark(("pair/" + v + "/" + std::to_string(bytes)).c_str(),
-                                   [v, bytes](benchmark::State& s) { pair(s, v, bytes); })
+      benchmark::RegisterBenchmark(("pair/" + a.label + "/" + std::to_string(bytes)).c_str(),
+                                   [a, bytes](benchmark::State& s) { pair(s, a, bytes); })
           ->ThreadRange(1, 64)
           ->UseRealTime();
     }

@@ -107,12 +107,6 @@ pool_core::~pool_core() {
   if (reservation_ != nullptr) backend_->free_chunk(reservation_, reservation_bytes_);
 }
 
-pool_core::counter_shard& pool_core::shard() const noexcept {
-  static std::atomic<unsigned> next{0};
-  thread_local const unsigned mine = next.fetch_add(1, std::memory_order_relaxed) % shard_count;
-  return shards_[mine];
-}
-
 // ---- invalid frees and the large path -------------------------------------------------------
 
 void pool_core::report_invalid(const void* p, invalid_free_reason reason) noexcept {
@@ -148,8 +142,7 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   }
   const std::uint32_t id = it->second;
   ++large_frees_;
-  counter_shard& s = shard();
-  s.requested.fetch_sub(static_cast<std::int64_t>(l.bytes), std::memory_order_relaxed);
+  counters_.add(requested_counter, -static_cast<std::int64_t>(l.bytes));
   if (stream == nullptr) {
     cache_large_locked(id);
     lock.unlock();
@@ -211,7 +204,7 @@ void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment) {
   large_by_address_.emplace(l.user, id);
   large_in_use_bytes_ += l.chunk_bytes;
   ++large_allocs_;
-  shard().requested.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  counters_.add(requested_counter, static_cast<std::int64_t>(bytes));
   return reinterpret_cast<void*>(l.user);
 }
 
@@ -551,13 +544,8 @@ void pool_core::release_items(std::vector<std::uint32_t>& items, free_list_sink&
 std::size_t pool_core::in_use_bytes_now() const noexcept {
   std::size_t bytes = 0;
   for (size_class c = 0; c < classes_.count(); ++c) {
-    std::uint64_t a = 0;
-    std::uint64_t f = 0;
-    for (std::size_t i = 0; i < shard_count; ++i) {
-      a += shards_[i].allocs[c].load(std::memory_order_relaxed);
-      f += shards_[i].frees[c].load(std::memory_order_relaxed);
-    }
-    bytes += static_cast<std::size_t>(a - f) * classes_.bytes(c);
+    const std::int64_t live = counters_.sum(alloc_counter(c)) - counters_.sum(free_counter(c));
+    bytes += static_cast<std::size_t>(std::max<std::int64_t>(live, 0)) * classes_.bytes(c);
   }
   std::lock_guard lock(large_mutex_);
   return bytes + large_in_use_bytes_;
@@ -568,8 +556,7 @@ void pool_core::sample_peaks() const noexcept {
   std::size_t peak = peak_in_use_.load(std::memory_order_relaxed);
   while (in_use > peak && !peak_in_use_.compare_exchange_weak(peak, in_use, std::memory_order_relaxed)) {
   }
-  std::int64_t requested = 0;
-  for (std::size_t i = 0; i < shard_count; ++i) requested += shards_[i].requested.load(std::memory_order_relaxed);
+  const std::int64_t requested = counters_.sum(requested_counter);
   std::int64_t rpeak = peak_requested_.load(std::memory_order_relaxed);
   while (requested > rpeak && !peak_requested_.compare_exchange_weak(rpeak, requested, std::memory_order_relaxed)) {
   }
@@ -587,8 +574,7 @@ pool_stats pool_core::stats() const {
   st.variant = variant_;
   st.backend = std::string(backend_->name());
   st.classes.resize(classes_.count());
-  std::int64_t requested = 0;
-  for (std::size_t i = 0; i < shard_count; ++i) requested += shards_[i].requested.load(std::memory_order_relaxed);
+  const std::int64_t requested = counters_.sum(requested_counter);
   st.requested_bytes = requested > 0 ? static_cast<std::size_t>(requested) : 0;
   std::size_t large_pending_bytes = 0;
   {
@@ -604,10 +590,8 @@ pool_stats pool_core::stats() const {
     cs.block_bytes = classes_.bytes(c);
     cs.capacity_blocks = class_state_[c].capacity.load(std::memory_order_relaxed);
     cs.slabs = class_state_[c].slabs.load(std::memory_order_relaxed);
-    for (std::size_t i = 0; i < shard_count; ++i) {
-      cs.allocs += shards_[i].allocs[c].load(std::memory_order_relaxed);
-      cs.frees += shards_[i].frees[c].load(std::memory_order_relaxed);
-    }
+    cs.allocs = static_cast<std::uint64_t>(counters_.sum(alloc_counter(c)));
+    cs.frees = static_cast<std::uint64_t>(counters_.sum(free_counter(c)));
     cs.in_use_blocks = static_cast<std::size_t>(cs.allocs - cs.frees);
     st.allocs += cs.allocs;
     st.frees += cs.frees;

@@ -37,6 +37,7 @@
 #include "core/block_table.hpp"
 #include "core/page_map.hpp"
 #include "core/size_classes.hpp"
+#include "core/thread_counters.hpp"
 #include "cudapool/backend.hpp"
 #include "cudapool/errors.hpp"
 #include "cudapool/options.hpp"
@@ -80,9 +81,8 @@ class pool_core {
   void* hand_out(block_index b, std::size_t bytes) noexcept {
     block_entry& e = blocks_[b];
     e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
-    counter_shard& s = shard();
-    s.allocs[e.size_class()].fetch_add(1, std::memory_order_relaxed);
-    s.requested.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+    counters_.add(alloc_counter(e.size_class()), 1);
+    counters_.add(requested_counter, static_cast<std::int64_t>(bytes));
     return e.address();
   }
 
@@ -109,9 +109,8 @@ class pool_core {
     if (!e.meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
       return false;
     }
-    counter_shard& s = shard();
-    s.frees[e.size_class()].fetch_add(1, std::memory_order_relaxed);
-    s.requested.fetch_sub(static_cast<std::int64_t>(m & block_entry::bytes_mask), std::memory_order_relaxed);
+    counters_.add(free_counter(e.size_class()), 1);
+    counters_.add(requested_counter, -static_cast<std::int64_t>(m & block_entry::bytes_mask));
     return true;
   }
 
@@ -193,14 +192,11 @@ class pool_core {
     std::vector<std::uint32_t> released;       // slab ids to re-bind; GUARDED_BY(growth_mutex_)
   };
 
-  // Hot-path counters, sharded so threads rarely share a cache line.
-  static constexpr std::size_t shard_count = 16;
-  struct alignas(64) counter_shard {
-    std::atomic<std::uint64_t> allocs[max_size_classes] = {};
-    std::atomic<std::uint64_t> frees[max_size_classes] = {};
-    std::atomic<std::int64_t> requested{0};
-  };
-  [[nodiscard]] counter_shard& shard() const noexcept;
+  // Hot-path counters, one block per thread (thread_counters): allocs and frees per class, and
+  // requested bytes in use.
+  static constexpr std::size_t alloc_counter(size_class c) noexcept { return c; }
+  static constexpr std::size_t free_counter(size_class c) noexcept { return max_size_classes + c; }
+  static constexpr std::size_t requested_counter = 2 * max_size_classes;
 
   // An epoch's items: block indices, or large ids with large_tag set.
   static constexpr std::uint32_t large_tag = std::uint32_t{1} << 31;
@@ -244,7 +240,7 @@ class pool_core {
   block_table blocks_;
   page_map pages_;
   segmented_table<slab_desc, 10, 1024> slabs_;
-  mutable std::unique_ptr<counter_shard[]> shards_ = std::make_unique<counter_shard[]>(shard_count);
+  thread_counters<2 * max_size_classes + 1> counters_;
   std::unique_ptr<class_state[]> class_state_;
 
   // Growth: frames, slab descriptors, block index ranges.

@@ -1,0 +1,56 @@
+#include "core/thread_counters.hpp"
+
+#include <mutex>
+#include <vector>
+
+namespace cudapool::core {
+
+namespace {
+
+struct slot_registry {
+  std::mutex mutex;
+  std::vector<unsigned> free;  // GUARDED_BY(mutex)
+  unsigned next = 0;           // GUARDED_BY(mutex)
+};
+
+slot_registry& registry() {
+  // Never destroyed: threads may exit after static destruction. The free list never reallocates,
+  // so giving a slot back at thread exit cannot throw.
+  static slot_registry* r = [] {
+    auto* p = new slot_registry;
+    p->free.reserve(max_thread_slots);
+    return p;
+  }();
+  return *r;
+}
+
+// Takes a slot when a thread first asks, gives it back when the thread exits. The mutex orders the
+// previous owner's last counter stores before the next owner's first load.
+struct slot_holder {
+  unsigned slot = shared_thread_slot;
+  slot_holder() {
+    slot_registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    if (!r.free.empty()) {
+      slot = r.free.back();
+      r.free.pop_back();
+    } else if (r.next < max_thread_slots) {
+      slot = r.next++;
+    }
+  }
+  ~slot_holder() {
+    if (slot == shared_thread_slot) return;
+    slot_registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.free.push_back(slot);
+  }
+};
+
+}  // namespace
+
+unsigned this_thread_slot() noexcept {
+  thread_local const slot_holder holder;
+  return holder.slot;
+}
+
+}  // namespace cudapool::core
