@@ -33,9 +33,13 @@ struct allocator_config {
 std::vector<allocator_config> allocators() {
   std::vector<allocator_config> all;
   for (const std::string& v : cudapool::available_variants()) all.push_back({v, v, {}});
-  cudapool::pool_options no_backoff;
-  no_backoff.backoff.max_spins = 0;
-  all.push_back({"lockfree-nobackoff", "lockfree", no_backoff});
+  // The backoff sweep behind the default (min_spins, max_spins); lockfree itself is {4, 256}.
+  for (const auto [lo, hi] : {std::pair{0u, 0u}, std::pair{1u, 64u}, std::pair{16u, 1024u}, std::pair{64u, 4096u}}) {
+    cudapool::pool_options o;
+    o.backoff = {lo, hi};
+    all.push_back({hi == 0 ? "lockfree-nobackoff" : "lockfree-backoff" + std::to_string(lo) + "-" + std::to_string(hi),
+                   "lockfree", o});
+  }
   return all;
 }
 
