@@ -4,6 +4,7 @@
 
 #include "lockfree/lockfree_pool.hpp"
 #include "mutex/mutex_pool.hpp"
+#include "tls/tls_pool.hpp"
 
 namespace cudapool {
 
@@ -22,6 +23,7 @@ std::unique_ptr<any_pool> make(std::shared_ptr<backend> device, const pool_optio
 constexpr entry variants[] = {
     {mutex_pool::variant(), make<mutex_pool>},
     {lockfree_pool::variant(), make<lockfree_pool>},
+    {tls_pool::variant(), make<tls_pool>},
 };
 
 }  // namespace

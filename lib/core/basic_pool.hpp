@@ -10,7 +10,7 @@
 //   block_index pop(size_class) noexcept;                  // hot; no_block when empty
 //   void push(size_class, block_index) noexcept;           // hot
 //   void push_chain(size_class, block_chain) noexcept;     // growth and reclaim batches
-//   block_chain take_all(size_class) noexcept;             // trim: empty the lists
+//   block_chain take_all(size_class) noexcept;             // trim: empty the lists (chain ends in no_block)
 //   std::size_t free_blocks(size_class) const noexcept;    // stats
 //   std::size_t cached_blocks(size_class) const noexcept;  // stats (per-thread/stream caches)
 //
@@ -103,6 +103,14 @@ class basic_pool final : private core::free_list_sink {
 
   // Thread-safe. Records the event of s's open epoch of frees now.
   void flush_stream(stream_ref s) { core_.flush_stream(s); }
+
+  // Thread-safe. Variants with per-thread caches (tls): hands the calling thread's cached blocks
+  // back to the shared layer, e.g. before the thread goes idle.
+  void flush_thread_cache() noexcept
+    requires requires(FreeLists& l) { l.flush_thread_cache(); }
+  {
+    lists_.flush_thread_cache();
+  }
 
   // Thread-safe. Makes completed stream-ordered frees reusable, then gives every wholly free slab
   // and every cached large chunk back to the backend. Returns the bytes given back.

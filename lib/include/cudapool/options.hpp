@@ -44,6 +44,9 @@ struct pool_options {
   // The lock-free stacks' backoff (variants lockfree and stream).
   backoff_options backoff;
 
+  // The tls variant: what all per-thread caches together may hold (capacity x block size).
+  std::size_t cache_budget_bytes = std::size_t{256} << 20;
+
   // Rejected frees (foreign, interior, double) are reported here; the pool is left unchanged.
   invalid_free_handler on_invalid_free = default_invalid_free_handler;
   void* invalid_free_context = nullptr;

@@ -1,0 +1,327 @@
+#include "tls/tls_pool.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+
+namespace cudapool {
+
+namespace {
+std::atomic<std::uint64_t> next_pool_id{1};
+}  // namespace
+
+// The calling thread's caches, one per pool it used. Flushes them into their pools when the thread
+// exits, unless the pool went first.
+struct tls_thread_registry {
+  struct entry {
+    std::uint64_t id;
+    std::shared_ptr<tls_free_lists::shared_state> shared;
+    tls_free_lists::thread_cache* cache;
+  };
+  std::vector<entry> entries;
+  std::uint64_t last_id = 0;  // the hot path's one-entry shortcut
+  tls_free_lists::thread_cache* last = nullptr;
+
+  ~tls_thread_registry() {
+    for (entry& e : entries) forget(e);
+  }
+  static void forget(entry& e) noexcept {
+    {
+      std::lock_guard lock(e.shared->mutex);
+      if (tls_free_lists* lists = e.shared->lists) {
+        {
+          tls_free_lists::cache_lock held(*e.cache);
+          lists->flush_locked(*e.cache);
+        }
+        auto& v = e.shared->caches;
+        v.erase(std::remove(v.begin(), v.end(), e.cache), v.end());
+      }
+    }
+    delete e.cache;
+  }
+};
+
+namespace {
+thread_local tls_thread_registry tls_registry;
+}  // namespace
+
+tls_free_lists::tls_free_lists(core::pool_core& core)
+    : blocks_(core.blocks()),
+      class_count_(core.classes().count()),
+      cache_budget_(core.options().cache_budget_bytes),
+      id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
+      transfer_(std::make_unique<transfer[]>(class_count_)),
+      shared_(std::make_shared<shared_state>()) {
+  for (core::size_class c = 0; c < class_count_; ++c) {
+    const std::size_t bytes = core.classes().bytes(c);
+    block_bytes_.push_back(bytes);
+    batch_.push_back(static_cast<std::uint32_t>(std::clamp<std::size_t>((64 << 10) / bytes, 2, 32)));
+  }
+  shared_->lists = this;
+}
+
+tls_free_lists::~tls_free_lists() {
+  // Threads that used the pool keep their (now detached) caches until they exit; the blocks in them
+  // belong to memory the core is about to release.
+  std::lock_guard lock(shared_->mutex);
+  shared_->lists = nullptr;
+  shared_->caches.clear();
+}
+
+tls_free_lists::thread_cache* tls_free_lists::my_cache() noexcept {
+  tls_thread_registry& r = tls_registry;
+  if (r.last_id == id_) [[likely]] return r.last;
+  return register_thread();
+}
+
+tls_free_lists::thread_cache* tls_free_lists::new_cache() const {
+  auto tc = std::make_unique<thread_cache>();
+  tc->bins = std::make_unique<bin[]>(class_count_);
+  std::size_t slots = 0;
+  for (core::size_class c = 0; c < class_count_; ++c) slots += max_capacity_batches * batch_[c];
+  tc->storage = std::make_unique<block_index[]>(slots);
+  block_index* next = tc->storage.get();
+  for (core::size_class c = 0; c < class_count_; ++c) {
+    tc->bins[c].slots = next;
+    next += max_capacity_batches * batch_[c];
+  }
+  return tc.release();
+}
+
+tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
+  tls_thread_registry& r = tls_registry;
+  for (auto& e : r.entries) {
+    if (e.id == id_) {
+      r.last_id = id_;
+      r.last = e.cache;
+      return e.cache;
+    }
+  }
+  try {
+    // Entries of pools destroyed since go first.
+    std::erase_if(r.entries, [](tls_thread_registry::entry& e) {
+      std::unique_lock lock(e.shared->mutex);
+      if (e.shared->lists != nullptr) return false;
+      lock.unlock();
+      delete e.cache;
+      return true;
+    });
+    std::unique_ptr<thread_cache> tc(new_cache());
+    r.entries.push_back({id_, shared_, tc.get()});
+    {
+      std::lock_guard lock(shared_->mutex);
+      shared_->caches.push_back(tc.get());
+    }
+    r.last_id = id_;
+    r.last = tc.release();
+    return r.last;
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // the transfer layer serves this thread directly
+  }
+}
+
+// ---- slow paths of the owner ------------------------------------------------------------------
+
+block_index tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexcept {
+  {
+    cache_lock lock(tc);
+    if (const block_index b = refill_locked(tc, c); b != no_block) return b;
+  }
+  // Nothing in the transfer layer: take back what idle caches hold before the pool grows.
+  drain_idle_caches();
+  cache_lock lock(tc);
+  return refill_locked(tc, c);
+}
+
+block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) noexcept {
+  bin& b = tc.bins[c];
+  if (b.count.load(std::memory_order_relaxed) > 0) {  // a drainer raced us to nothing, or refilled
+    const std::uint32_t n = b.count.load(std::memory_order_relaxed) - 1;
+    b.count.store(n, std::memory_order_relaxed);
+    return b.slots[n];
+  }
+  b.underflowed = true;
+  const std::uint32_t batch = batch_[c];
+  if (b.capacity == 0) {  // slow start: a first batch of room, within the budget
+    const std::size_t room = std::size_t{batch} * block_bytes_[c];
+    if (cache_capacity_bytes_.fetch_add(room, std::memory_order_relaxed) + room <= cache_budget_) {
+      b.capacity = batch;
+    } else {
+      cache_capacity_bytes_.fetch_sub(room, std::memory_order_relaxed);
+      return pop_transfer(c);
+    }
+  }
+  core::block_chain chain;
+  {
+    transfer& t = transfer_[c];
+    std::lock_guard lock(t.mutex);
+    if (t.batches.empty()) return no_block;
+    chain = t.batches.back();
+    t.batches.pop_back();
+    t.blocks -= chain.count;
+  }
+  const block_index first = chain.head;
+  std::uint32_t n = 0;
+  for (block_index x = blocks_[first].next.load(std::memory_order_relaxed); x != no_block && n < b.capacity;
+       x = blocks_[x].next.load(std::memory_order_relaxed)) {
+    b.slots[n++] = x;
+  }
+  b.count.store(n, std::memory_order_relaxed);
+  return first;
+}
+
+void tls_free_lists::overflow(thread_cache& tc, core::size_class c, block_index blk) noexcept {
+  bin& b = tc.bins[c];
+  const std::uint32_t batch = batch_[c];
+  const std::size_t room = std::size_t{batch} * block_bytes_[c];
+  const bool over_budget = cache_capacity_bytes_.load(std::memory_order_relaxed) > cache_budget_;
+  // An overflow right after an underflow: the thread's working set is bigger than the cache.
+  if (b.underflowed && !over_budget && b.capacity + batch <= max_capacity_batches * batch &&
+      cache_capacity_bytes_.fetch_add(room, std::memory_order_relaxed) + room <= cache_budget_) {
+    b.capacity += batch;
+  } else {
+    if (b.underflowed && !over_budget && b.capacity + batch <= max_capacity_batches * batch) {
+      cache_capacity_bytes_.fetch_sub(room, std::memory_order_relaxed);  // the add above overshot
+    }
+    const std::uint32_t n = b.count.load(std::memory_order_relaxed);
+    const std::uint32_t give = over_budget ? n : std::min(n, std::max<std::uint32_t>(n / 2, 1));
+    if (give > 0) push_transfer(c, take_from_bin(b, give));
+  }
+  b.underflowed = false;
+  const std::uint32_t n = b.count.load(std::memory_order_relaxed);
+  if (n < b.capacity) {
+    b.slots[n] = blk;
+    b.count.store(n + 1, std::memory_order_relaxed);
+  } else {
+    push_transfer(c, {blk, blk, 1});  // capacity 0: no cache for this class (budget)
+  }
+}
+
+core::block_chain tls_free_lists::take_from_bin(bin& b, std::uint32_t n) noexcept {
+  core::block_chain chain;
+  std::uint32_t count = b.count.load(std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < n && count > 0; ++i) {
+    const block_index x = b.slots[--count];
+    blocks_[x].next.store(chain.head, std::memory_order_relaxed);
+    if (chain.empty()) chain.tail = x;
+    chain.head = x;
+    ++chain.count;
+  }
+  b.count.store(count, std::memory_order_relaxed);
+  return chain;
+}
+
+void tls_free_lists::flush_locked(thread_cache& tc) noexcept {
+  for (core::size_class c = 0; c < class_count_; ++c) {
+    bin& b = tc.bins[c];
+    if (b.count.load(std::memory_order_relaxed) > 0) push_transfer(c, take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+    cache_capacity_bytes_.fetch_sub(std::size_t{b.capacity} * block_bytes_[c], std::memory_order_relaxed);
+    b.capacity = 0;  // an idle or exiting thread's cache shrinks to nothing
+    b.underflowed = false;
+  }
+}
+
+// ---- the transfer layer -------------------------------------------------------------------------
+
+block_index tls_free_lists::pop_transfer(core::size_class c) noexcept {
+  transfer& t = transfer_[c];
+  std::lock_guard lock(t.mutex);
+  if (t.batches.empty()) return no_block;
+  core::block_chain& top = t.batches.back();
+  const block_index b = top.head;
+  top.head = blocks_[b].next.load(std::memory_order_relaxed);
+  if (--top.count == 0) t.batches.pop_back();
+  --t.blocks;
+  return b;
+}
+
+void tls_free_lists::push_transfer(core::size_class c, core::block_chain chain) noexcept {
+  if (chain.empty()) return;
+  const std::uint32_t batch = batch_[c];
+  transfer& t = transfer_[c];
+  std::lock_guard lock(t.mutex);
+  try {
+    t.batches.reserve(t.batches.size() + (chain.count + batch - 1) / batch);
+  } catch (const std::bad_alloc&) {
+    // Host memory exhausted: the blocks stay linked in the chain and are not reachable again.
+    std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", chain.count);
+    return;
+  }
+  // Cut into whole batches, so that a refill moves one batch with one pop. The walk counts: the
+  // chain's tail link is not necessarily terminated.
+  block_index x = chain.head;
+  for (std::size_t left = chain.count; left > 0;) {
+    core::block_chain piece{x, x, 1};
+    --left;
+    while (piece.count < batch && left > 0) {
+      piece.tail = blocks_[piece.tail].next.load(std::memory_order_relaxed);
+      ++piece.count;
+      --left;
+    }
+    x = blocks_[piece.tail].next.load(std::memory_order_relaxed);
+    blocks_[piece.tail].next.store(no_block, std::memory_order_relaxed);
+    t.batches.push_back(piece);
+    t.blocks += piece.count;
+  }
+}
+
+// ---- drains -------------------------------------------------------------------------------------
+
+void tls_free_lists::flush_thread_cache() noexcept {
+  if (thread_cache* tc = my_cache()) {
+    cache_lock lock(*tc);
+    flush_locked(*tc);
+  }
+}
+
+void tls_free_lists::drain_idle_caches() noexcept {
+  std::lock_guard lock(shared_->mutex);
+  for (thread_cache* tc : shared_->caches) {
+    if (tc->locked.exchange(true, std::memory_order_acquire)) continue;  // busy: not idle
+    if (tc->ops == tc->ops_seen) flush_locked(*tc);
+    tc->ops_seen = tc->ops;
+    tc->locked.store(false, std::memory_order_release);
+  }
+}
+
+core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
+  core::block_chain all;
+  auto append = [&](core::block_chain ch) {
+    if (ch.empty()) return;
+    if (all.empty()) {
+      all = ch;
+    } else {
+      blocks_[all.tail].next.store(ch.head, std::memory_order_relaxed);
+      all.tail = ch.tail;
+      all.count += ch.count;
+    }
+  };
+  {
+    std::lock_guard lock(shared_->mutex);
+    for (thread_cache* tc : shared_->caches) {
+      cache_lock held(*tc);
+      bin& b = tc->bins[c];
+      append(take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+    }
+  }
+  transfer& t = transfer_[c];
+  std::lock_guard lock(t.mutex);
+  for (const core::block_chain& ch : t.batches) append(ch);
+  t.batches.clear();
+  t.blocks = 0;
+  return all;
+}
+
+std::size_t tls_free_lists::free_blocks(core::size_class c) const noexcept {
+  std::lock_guard lock(transfer_[c].mutex);
+  return transfer_[c].blocks;
+}
+
+std::size_t tls_free_lists::cached_blocks(core::size_class c) const noexcept {
+  std::lock_guard lock(shared_->mutex);
+  std::size_t n = 0;
+  for (const thread_cache* tc : shared_->caches) n += tc->bins[c].count.load(std::memory_order_relaxed);
+  return n;
+}
+
+}  // namespace cudapool

@@ -1,0 +1,132 @@
+#include "tls/tls_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "testing/conformance.hpp"
+
+namespace cudapool::testing {
+
+using tls_configs = ::testing::Types<on_sim<tls_pool>, on_cuda<tls_pool>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(tls, conformance, tls_configs);
+
+namespace {
+
+std::size_t cached(const pool_stats& s) {
+  std::size_t n = 0;
+  for (const class_stats& c : s.classes) n += c.cached_blocks;
+  return n;
+}
+
+std::shared_ptr<backend> sim() { return make_sim_backend(); }
+
+TEST(TlsPool, ExitedThreadsLeaveNothingStrandedInCaches) {
+  tls_pool pool(sim());
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 8; ++t) {
+    ts.emplace_back([&] {
+      std::vector<void*> ps;
+      for (int i = 0; i < 500; ++i) ps.push_back(pool.allocate(256 << (i % 6)));
+      for (void* p : ps) pool.deallocate(p);
+      EXPECT_GT(cached(pool.stats()), 0u);  // this thread's cache holds blocks now
+    });
+  }
+  for (auto& t : ts) t.join();
+  const pool_stats s = pool.stats();
+  EXPECT_EQ(cached(s), 0u);
+  EXPECT_EQ(s.in_use_bytes, 0u);
+}
+
+TEST(TlsPool, FlushThreadCacheHandsBlocksBack) {
+  tls_pool pool(sim());
+  void* p = pool.allocate(4096);
+  pool.deallocate(p);
+  EXPECT_EQ(cached(pool.stats()), 1u);
+  pool.flush_thread_cache();
+  EXPECT_EQ(cached(pool.stats()), 0u);
+  EXPECT_EQ(pool.stats().classes[11].free_blocks, 512u);
+}
+
+// Larson-like: each thread frees what its predecessor allocated, then exits.
+TEST(TlsPool, SuccessorsInheritBlocksAndTheFootprintStaysFlat) {
+  tls_pool pool(sim());
+  std::vector<void*> inherited;
+  std::size_t reserved_after_warmup = 0;
+  for (int generation = 0; generation < 40; ++generation) {
+    std::thread t([&] {
+      for (void* p : inherited) pool.deallocate(p);
+      inherited.clear();
+      for (int i = 0; i < 300; ++i) inherited.push_back(pool.allocate(1024 << (i % 4)));
+    });
+    t.join();
+    if (generation == 4) reserved_after_warmup = pool.stats().reserved_bytes;
+  }
+  EXPECT_LE(pool.stats().reserved_bytes, reserved_after_warmup);  // thread churn: no growth
+  for (void* p : inherited) pool.deallocate(p);
+  EXPECT_EQ(pool.stats().in_use_bytes, 0u);
+}
+
+// xmalloc-like: one set of threads allocates, another frees.
+TEST(TlsPool, ProducersAndConsumers) {
+  tls_pool pool(sim());
+  std::vector<std::atomic<void*>> slots(4096);
+  std::atomic<int> produced{0};
+  std::thread producer([&] {
+    for (auto& s : slots) {
+      s.store(pool.allocate(2048));
+      ++produced;
+    }
+  });
+  std::thread consumer([&] {
+    for (auto& s : slots) {
+      void* p = nullptr;
+      while ((p = s.load()) == nullptr) std::this_thread::yield();
+      pool.deallocate(p);
+    }
+  });
+  producer.join();
+  consumer.join();
+  const pool_stats st = pool.stats();
+  EXPECT_EQ(st.in_use_bytes, 0u);
+  EXPECT_EQ(cached(st), 0u);
+}
+
+TEST(TlsPool, IdleCachesAreDrainedBeforeThePoolGrows) {
+  pool_options o;
+  o.fixed_block_bytes = 1 << 20;  // 2 blocks per slab
+  o.byte_limit = 8 << 20;         // 8 blocks in all
+  tls_pool pool(sim(), o);
+  std::atomic<bool> done{false};
+  std::atomic<bool> filled{false};
+  std::thread idle([&] {
+    std::vector<void*> ps;
+    for (int i = 0; i < 8; ++i) ps.push_back(pool.allocate(1 << 20));
+    for (void* p : ps) pool.deallocate(p);  // all 8 now sit in this thread's cache
+    filled = true;
+    while (!done) std::this_thread::yield();  // stays alive, idle
+  });
+  while (!filled) std::this_thread::yield();
+  EXPECT_GT(cached(pool.stats()), 0u);
+  std::vector<void*> mine;
+  for (int i = 0; i < 8; ++i) mine.push_back(pool.allocate(1 << 20));  // needs the idle thread's blocks
+  for (void* p : mine) pool.deallocate(p);
+  done = true;
+  idle.join();
+  EXPECT_EQ(pool.stats().reserved_bytes, std::size_t{8} << 20);
+}
+
+TEST(TlsPool, TheCacheBudgetBoundsWhatCachesHold) {
+  pool_options o;
+  o.cache_budget_bytes = 64 << 10;
+  tls_pool pool(sim(), o);
+  std::vector<void*> ps;
+  for (int i = 0; i < 200; ++i) ps.push_back(pool.allocate(4096));
+  for (void* p : ps) pool.deallocate(p);
+  EXPECT_LE(pool.stats().classes[11].cached_blocks * 4096, o.cache_budget_bytes);
+}
+
+}  // namespace
+}  // namespace cudapool::testing
