@@ -33,6 +33,10 @@ struct allocator_config {
 std::vector<allocator_config> allocators() {
   std::vector<allocator_config> all;
   for (const std::string& v : cudapool::available_variants()) all.push_back({v, v, {}});
+  cudapool::pool_options unchecked;
+  unchecked.atomic_free_check = false;
+  all.push_back({"tls-nocheck", "tls", unchecked});
+  all.push_back({"lockfree-nocheck", "lockfree", unchecked});
   // The backoff sweep behind the default (min_spins, max_spins); lockfree itself is {4, 256}.
   for (const auto [lo, hi] : {std::pair{0u, 0u}, std::pair{1u, 64u}, std::pair{16u, 1024u}, std::pair{64u, 4096u}}) {
     cudapool::pool_options o;

@@ -323,6 +323,7 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     slab_desc& s = slabs_[id];
     s.cls = c;
     s.block_bytes = block_bytes;
+    s.reciprocal = ~std::uint64_t{0} / block_bytes + 1;
     s.first_block = block_count_;
     s.block_count = count;
     block_count_ += count;

@@ -81,8 +81,7 @@ class pool_core {
   void* hand_out(block_index b, std::size_t bytes) noexcept {
     block_entry& e = blocks_[b];
     e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
-    counters_.add(alloc_counter(e.size_class()), 1);
-    counters_.add(requested_counter, static_cast<std::int64_t>(bytes));
+    counters_.add(alloc_counter(e.size_class()), 1, requested_counter, static_cast<std::int64_t>(bytes));
     return e.address();
   }
 
@@ -96,21 +95,27 @@ class pool_core {
     if (base == 0 || addr < base) return {};
     const auto offset = static_cast<std::uint32_t>(addr - base);  // slabs are < 4 GiB
     if (addr - base >= std::uintptr_t{s.block_count} * s.block_bytes) return {};
-    const std::uint32_t i = offset / s.block_bytes;
+    // offset / block_bytes by Lemire's fastdiv (exact for 32-bit numerators): a multiply instead
+    // of a division on every free.
+    const auto i = static_cast<std::uint32_t>((static_cast<unsigned __int128>(s.reciprocal) * offset) >> 64);
     return {lookup_result::kind::block, s.cls, s.first_block + i, offset != i * s.block_bytes};
   }
 
   // live -> `to` (free or pending) by CAS; false when the block is not live (a double free). The
-  // acq_rel pairs with the CAS of a racing free of the same block: exactly one of them wins.
+  // acq_rel pairs with the CAS of a racing free of the same block: exactly one of them wins. With
+  // options().atomic_free_check off it is a load and a store: sequential double frees are still
+  // caught, two racing frees of one block may both pass.
   [[nodiscard]] bool retire(block_index b, block_state to) noexcept {
     block_entry& e = blocks_[b];
     std::uint32_t m = e.meta.load(std::memory_order_relaxed);
     if (block_entry::state_of(m) != block_state::live) return false;
-    if (!e.meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
+    if (!atomic_free_check_) [[unlikely]] {
+      e.meta.store(block_entry::pack(to, 0), std::memory_order_relaxed);
+    } else if (!e.meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
       return false;
     }
-    counters_.add(free_counter(e.size_class()), 1);
-    counters_.add(requested_counter, -static_cast<std::int64_t>(m & block_entry::bytes_mask));
+    counters_.add(free_counter(e.size_class()), 1, requested_counter,
+                  -static_cast<std::int64_t>(m & block_entry::bytes_mask));
     return true;
   }
 
@@ -178,6 +183,7 @@ class pool_core {
     // Fixed when the descriptor is created (before its id is published in the page map).
     size_class cls = 0;
     std::uint32_t block_bytes = 0;
+    std::uint64_t reciprocal = 0;  // ~0 / block_bytes + 1, for lookup()'s division
     block_index first_block = 0;
     std::uint32_t block_count = 0;
     // Under the growth lock.
@@ -236,6 +242,7 @@ class pool_core {
   const pool_options options_;
   const size_classes classes_;
   const std::string variant_;
+  const bool atomic_free_check_ = options_.atomic_free_check;
 
   block_table blocks_;
   page_map pages_;

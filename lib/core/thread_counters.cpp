@@ -39,6 +39,7 @@ struct slot_holder {
     }
   }
   ~slot_holder() {
+    detail::thread_slot_plus_one = 0;  // a pool used later in this thread's exit takes a new one
     if (slot == shared_thread_slot) return;
     slot_registry& r = registry();
     std::lock_guard lock(r.mutex);
@@ -48,9 +49,14 @@ struct slot_holder {
 
 }  // namespace
 
-unsigned this_thread_slot() noexcept {
-  thread_local const slot_holder holder;
+namespace detail {
+
+unsigned take_thread_slot() noexcept {
+  thread_local const slot_holder holder;  // gives the slot back when the thread exits
+  thread_slot_plus_one = holder.slot + 1;
   return holder.slot;
 }
+
+}  // namespace detail
 
 }  // namespace cudapool::core

@@ -17,8 +17,17 @@ namespace cudapool::core {
 inline constexpr unsigned max_thread_slots = 1024;
 inline constexpr unsigned shared_thread_slot = max_thread_slots;
 
-// The calling thread's slot (or shared_thread_slot). Thread-safe; cheap after the first call.
-[[nodiscard]] unsigned this_thread_slot() noexcept;
+namespace detail {
+// 1 + the calling thread's slot once it has one; 0 before. Trivial, so reading it needs no guard.
+inline thread_local unsigned thread_slot_plus_one = 0;
+[[gnu::noinline]] unsigned take_thread_slot() noexcept;
+}  // namespace detail
+
+// The calling thread's slot (or shared_thread_slot). Thread-safe; one thread_local load.
+[[nodiscard]] inline unsigned this_thread_slot() noexcept {
+  const unsigned s = detail::thread_slot_plus_one;
+  return s != 0 ? s - 1 : detail::take_thread_slot();
+}
 
 template <std::size_t N>
 class thread_counters {
@@ -30,29 +39,48 @@ class thread_counters {
     for (unsigned s = 0; s <= max_thread_slots; ++s) delete slots_[s].load(std::memory_order_relaxed);
   }
 
-  // Thread-safe, wait-free; no read-modify-write for a thread with its own slot.
-  void add(std::size_t i, std::int64_t n) noexcept {
+  // Thread-safe, wait-free; no read-modify-write for a thread with its own slot. Adds a to counter
+  // i and b to counter j (the hot path always moves two counters together).
+  void add(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
     const unsigned s = this_thread_slot();
-    block* b = slots_[s].load(std::memory_order_acquire);  // pairs with the release in first_use()
-    if (b == nullptr) [[unlikely]] b = first_use(s);
-    std::atomic<std::int64_t>& v = b->values[i];
-    if (b != shared_) [[likely]] {
-      v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    block* blk = slots_[s].load(std::memory_order_acquire);  // pairs with the release in first_use()
+    if (blk == nullptr) [[unlikely]] blk = first_use(s);
+    if (blk != shared_) [[likely]] {
+      bump(blk->values[i], a);
+      bump(blk->values[j], b);
     } else {
-      v.fetch_add(n, std::memory_order_relaxed);
+      blk->values[i].fetch_add(a, std::memory_order_relaxed);
+      blk->values[j].fetch_add(b, std::memory_order_relaxed);
+    }
+  }
+
+  // Thread-safe, wait-free: adds a to counter i.
+  void add(std::size_t i, std::int64_t a) noexcept {
+    const unsigned s = this_thread_slot();
+    block* blk = slots_[s].load(std::memory_order_acquire);
+    if (blk == nullptr) [[unlikely]] blk = first_use(s);
+    if (blk != shared_) [[likely]] {
+      bump(blk->values[i], a);
+    } else {
+      blk->values[i].fetch_add(a, std::memory_order_relaxed);
     }
   }
 
   // Thread-safe. Exact at quiescence.
   [[nodiscard]] std::int64_t sum(std::size_t i) const noexcept {
-    std::int64_t total = 0;
-    for (unsigned s = 0; s <= max_thread_slots; ++s) {
+    std::int64_t total = shared_->values[i].load(std::memory_order_relaxed);
+    const unsigned used = used_.load(std::memory_order_acquire);
+    for (unsigned s = 0; s < used; ++s) {
       if (const block* b = slots_[s].load(std::memory_order_acquire)) total += b->values[i].load(std::memory_order_relaxed);
     }
     return total;
   }
 
  private:
+  static void bump(std::atomic<std::int64_t>& v, std::int64_t n) noexcept {
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // single writer
+  }
+
   struct alignas(64) block {
     std::atomic<std::int64_t> values[N] = {};
   };
@@ -61,9 +89,13 @@ class thread_counters {
     block* b = new (std::nothrow) block;
     if (b == nullptr) return shared_;
     slots_[s].store(b, std::memory_order_release);  // only slot s's owner ever stores here
+    unsigned used = used_.load(std::memory_order_relaxed);
+    while (used < s + 1 && !used_.compare_exchange_weak(used, s + 1, std::memory_order_release)) {
+    }
     return b;
   }
 
+  std::atomic<unsigned> used_{0};  // 1 + the highest slot with a block: sums stop there
   std::unique_ptr<std::atomic<block*>[]> slots_ = std::make_unique<std::atomic<block*>[]>(max_thread_slots + 1);
   block* const shared_ = [this] {
     slots_[shared_thread_slot].store(new block, std::memory_order_relaxed);

@@ -19,10 +19,9 @@ struct tls_thread_registry {
     tls_free_lists::thread_cache* cache;
   };
   std::vector<entry> entries;
-  std::uint64_t last_id = 0;  // the hot path's one-entry shortcut
-  tls_free_lists::thread_cache* last = nullptr;
 
   ~tls_thread_registry() {
+    tls_free_lists::last_ = {0, nullptr};
     for (entry& e : entries) forget(e);
   }
   static void forget(entry& e) noexcept {
@@ -68,12 +67,6 @@ tls_free_lists::~tls_free_lists() {
   shared_->caches.clear();
 }
 
-tls_free_lists::thread_cache* tls_free_lists::my_cache() noexcept {
-  tls_thread_registry& r = tls_registry;
-  if (r.last_id == id_) [[likely]] return r.last;
-  return register_thread();
-}
-
 tls_free_lists::thread_cache* tls_free_lists::new_cache() const {
   auto tc = std::make_unique<thread_cache>();
   tc->bins = std::make_unique<bin[]>(class_count_);
@@ -92,8 +85,7 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
   tls_thread_registry& r = tls_registry;
   for (auto& e : r.entries) {
     if (e.id == id_) {
-      r.last_id = id_;
-      r.last = e.cache;
+      last_ = {id_, e.cache};
       return e.cache;
     }
   }
@@ -112,9 +104,8 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
       std::lock_guard lock(shared_->mutex);
       shared_->caches.push_back(tc.get());
     }
-    r.last_id = id_;
-    r.last = tc.release();
-    return r.last;
+    last_ = {id_, tc.release()};
+    return last_.cache;
   } catch (const std::bad_alloc&) {
     return nullptr;  // the transfer layer serves this thread directly
   }

@@ -125,7 +125,17 @@ class tls_free_lists {
   };
   friend struct tls_thread_registry;
 
-  thread_cache* my_cache() noexcept;
+  // The calling thread's cache of this pool: a one-entry thread_local shortcut (trivial, so its
+  // access needs no initialisation guard), else the thread's registry.
+  thread_cache* my_cache() noexcept {
+    if (last_.pool == id_) [[likely]] return last_.cache;
+    return register_thread();
+  }
+  struct last_used {
+    std::uint64_t pool;
+    thread_cache* cache;
+  };
+  static inline thread_local last_used last_{0, nullptr};
   [[gnu::noinline]] thread_cache* register_thread() noexcept;
   [[gnu::noinline]] block_index pop_slow(thread_cache& tc, core::size_class c) noexcept;
   block_index refill_locked(thread_cache& tc, core::size_class c) noexcept;

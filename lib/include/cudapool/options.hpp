@@ -47,6 +47,10 @@ struct pool_options {
   // The tls variant: what all per-thread caches together may hold (capacity x block size).
   std::size_t cache_budget_bytes = std::size_t{256} << 20;
 
+  // Double-free detection by one atomic compare-and-swap per free. Off: a plain load and store,
+  // which still catches sequential double frees but not two threads freeing one block at once.
+  bool atomic_free_check = true;
+
   // Rejected frees (foreign, interior, double) are reported here; the pool is left unchanged.
   invalid_free_handler on_invalid_free = default_invalid_free_handler;
   void* invalid_free_context = nullptr;
