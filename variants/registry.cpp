@@ -4,6 +4,7 @@
 
 #include "lockfree/lockfree_pool.hpp"
 #include "mutex/mutex_pool.hpp"
+#include "stream/stream_pool.hpp"
 #include "tls/tls_pool.hpp"
 
 namespace cudapool {
@@ -24,6 +25,7 @@ constexpr entry variants[] = {
     {mutex_pool::variant(), make<mutex_pool>},
     {lockfree_pool::variant(), make<lockfree_pool>},
     {tls_pool::variant(), make<tls_pool>},
+    {stream_pool::variant(), make<stream_pool>},
 };
 
 }  // namespace

@@ -14,6 +14,14 @@
 //   std::size_t free_blocks(size_class) const noexcept;    // stats
 //   std::size_t cached_blocks(size_class) const noexcept;  // stats (per-thread/stream caches)
 //
+// A stream-partitioned FreeLists (the stream variant) also provides, and basic_pool then uses:
+//   block_index pop(size_class, stream_ref) noexcept;      // allocate on a stream
+//   void push(size_class, block_index, stream_ref) noexcept;  // stream-ordered free: no epoch,
+//                                                          //   the stream's own order protects it
+//   block_index steal(size_class, stream_ref);             // pressure: from another stream, behind
+//                                                          //   a device-side wait, no host sync
+//   std::string describe() const;                          // per-stream holdings for out_of_memory
+//
 // Stream contract. deallocate(p) means the caller guarantees that no device work that uses p is
 // pending: the block is reusable at once. deallocate(p, s) means p is reusable once the work
 // enqueued on s so far has completed: the pool records one event per batch of such frees and
@@ -23,6 +31,7 @@
 #pragma once
 
 #include <bit>
+#include <concepts>
 #include <limits>
 #include <cstddef>
 #include <memory>
@@ -36,6 +45,14 @@
 #include "cudapool/stats.hpp"
 
 namespace cudapool {
+
+template <class L>
+concept stream_partitioned = requires(L& l, const L& cl, core::size_class c, block_index b, stream_ref s) {
+  { l.pop(c, s) } -> std::same_as<block_index>;
+  l.push(c, b, s);
+  { l.steal(c, s) } -> std::same_as<block_index>;
+  { cl.describe() } -> std::convertible_to<std::string>;
+};
 
 template <class FreeLists>
 class basic_pool final : private core::free_list_sink {
@@ -57,7 +74,11 @@ class basic_pool final : private core::free_list_sink {
       throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
     }
     void* p = allocate_impl(bytes, alignment, s);
-    if (p == nullptr && bytes != 0) throw out_of_memory(core_.describe_exhaustion(bytes, alignment));
+    if (p == nullptr && bytes != 0) {
+      std::string message = core_.describe_exhaustion(bytes, alignment, stats());
+      if constexpr (stream_partitioned<FreeLists>) message += lists_.describe();
+      throw out_of_memory(std::move(message));
+    }
     return p;
   }
 
@@ -90,10 +111,19 @@ class basic_pool final : private core::free_list_sink {
   void deallocate(void* p, stream_ref s) noexcept {
     if (p == nullptr) return;
     const core::lookup_result r = core_.lookup(p);
-    if (r.what == core::lookup_result::kind::block && !r.interior &&
-        core_.retire(r.index, core::block_state::pending)) [[likely]] {
-      core_.defer(r.index, s);
-      return;
+    if constexpr (stream_partitioned<FreeLists>) {
+      // Reusable at once on s itself: stream order makes that safe without an event.
+      if (r.what == core::lookup_result::kind::block && !r.interior &&
+          core_.retire(r.index, core::block_state::free)) [[likely]] {
+        lists_.push(r.cls, r.index, s);
+        return;
+      }
+    } else {
+      if (r.what == core::lookup_result::kind::block && !r.interior &&
+          core_.retire(r.index, core::block_state::pending)) [[likely]] {
+        core_.defer(r.index, s);
+        return;
+      }
     }
     core_.deallocate_other(p, r, &s);
   }
@@ -103,6 +133,27 @@ class basic_pool final : private core::free_list_sink {
 
   // Thread-safe. Records the event of s's open epoch of frees now.
   void flush_stream(stream_ref s) { core_.flush_stream(s); }
+
+  // Thread-safe. Stream-partitioned variants: p (live) is also used on s; its free waits for s too.
+  // Throws std::invalid_argument for a pointer that is not a live block of a size class (large
+  // allocations are not covered).
+  void record_stream(void* p, stream_ref s)
+    requires requires(FreeLists& l, block_index b, stream_ref x) { l.record_stream(b, x); }
+  {
+    const core::lookup_result r = core_.lookup(p);
+    if (r.what != core::lookup_result::kind::block || r.interior) {
+      throw std::invalid_argument("cudapool: record_stream needs the start of a live block of at most " +
+                                  std::to_string(core_.classes().max_bytes()) + " bytes");
+    }
+    lists_.record_stream(r.index, s);
+  }
+  // Thread-safe. Stream-partitioned variants: call before destroying s. Its blocks leave behind one
+  // final event; a later stream with the same handle starts afresh.
+  void retire_stream(stream_ref s)
+    requires requires(FreeLists& l, stream_ref x) { l.retire_stream(x); }
+  {
+    lists_.retire_stream(s);
+  }
 
   // Thread-safe. Variants with per-thread caches (tls): hands the calling thread's cached blocks
   // back to the shared layer, e.g. before the thread goes idle.
@@ -141,32 +192,48 @@ class basic_pool final : private core::free_list_sink {
   [[nodiscard]] static constexpr std::string_view variant() noexcept { return FreeLists::name; }
 
  private:
-  void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref) {
+  block_index pop(size_class c, stream_ref s) noexcept {
+    if constexpr (stream_partitioned<FreeLists>) {
+      return lists_.pop(c, s);
+    } else {
+      return lists_.pop(c);
+    }
+  }
+
+  void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (bytes == 0) return nullptr;
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);
     if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment);
-    block_index b = lists_.pop(c);
-    if (b == no_block) [[unlikely]] b = refill(c);
+    block_index b = pop(c, s);
+    if (b == no_block) [[unlikely]] b = refill(c, s);
     if (b == no_block) return nullptr;
     return core_.hand_out(b, bytes);
   }
 
   // The slow path, in order: reuse completed stream-ordered frees; close open epochs and look
-  // again; grow; then wait for all pending frees and give free slabs of other classes back to the
-  // backend, and try once more. Returns a block for the caller, or no_block.
-  [[gnu::noinline]] block_index refill(size_class c) {
+  // again; [stream-partitioned lists: take blocks from another stream behind a device-side wait,
+  // then, only if frees are pending, wait for them]; grow; then wait for all pending frees and
+  // give free slabs of other classes back to the backend, and try once more. Returns a block for
+  // the caller, or no_block.
+  [[gnu::noinline]] block_index refill(size_class c, stream_ref s) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (core_.reclaim(*this) > 0) {
-        if (block_index b = lists_.pop(c); b != no_block) return b;
+        if (block_index b = pop(c, s); b != no_block) return b;
       }
       core_.close_open_epochs();
       if (core_.reclaim(*this) > 0) {
-        if (block_index b = lists_.pop(c); b != no_block) return b;
+        if (block_index b = pop(c, s); b != no_block) return b;
+      }
+      if constexpr (stream_partitioned<FreeLists>) {
+        if (block_index b = lists_.steal(c, s); b != no_block) return b;
+        if (core_.wait_pending(*this) > 0) {
+          if (block_index b = pop(c, s); b != no_block) return b;
+        }
       }
       for (;;) {
         const std::uint64_t seen = core_.growth_generation(c);
-        if (block_index b = lists_.pop(c); b != no_block) return b;
+        if (block_index b = pop(c, s); b != no_block) return b;
         const core::pool_core::grow_result g = core_.grow(c, seen);
         if (g.raced) continue;
         if (g.chain.empty()) break;
@@ -179,7 +246,7 @@ class basic_pool final : private core::free_list_sink {
       }
       if (attempt == 0) {
         core_.wait_pending(*this);
-        if (block_index b = lists_.pop(c); b != no_block) return b;
+        if (block_index b = pop(c, s); b != no_block) return b;
         trim();
       }
     }

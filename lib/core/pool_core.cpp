@@ -450,6 +450,36 @@ void pool_core::close_locked(stream_epochs& se) {
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void pool_core::defer_chain(block_chain chain, stream_ref s) {
+  if (chain.empty()) return;
+  std::lock_guard lock(epoch_mutex_);
+  stream_epochs& se = epochs_[s.native()];
+  se.stream = s;
+  se.open.reserve(se.open.size() + chain.count);
+  block_index b = chain.head;
+  for (std::size_t i = 0; i < chain.count; ++i) {
+    block_entry& e = blocks_[b];
+    e.meta.store(block_entry::pack(block_state::pending, 0), std::memory_order_relaxed);
+    se.open.push_back(b);
+    ++pending_blocks_[e.size_class()];
+    b = e.next.load(std::memory_order_relaxed);
+  }
+  close_locked(se);
+}
+
+void pool_core::order_after(stream_ref waiter, stream_ref producer) {
+  event_handle e = backend_->acquire_event();
+  try {
+    backend_->record(e, producer);
+    backend_->stream_wait(waiter, e);  // captures the record: the event may be reused at once
+  } catch (...) {
+    backend_->release_event(e);
+    throw;
+  }
+  backend_->release_event(e);
+  events_recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void pool_core::flush_stream(stream_ref s) {
   std::lock_guard lock(epoch_mutex_);
   auto it = epochs_.find(s.native());
@@ -625,8 +655,7 @@ pool_stats pool_core::stats() const {
   return st;
 }
 
-std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignment) const {
-  const pool_stats st = stats();
+std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignment, const pool_stats& st) const {
   std::ostringstream out;
   const size_class c = classes_.lookup(bytes, alignment);
   out << "cudapool: out of memory: requested " << human(bytes) << " (" << bytes << " B";
@@ -647,9 +676,27 @@ std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignm
   for (size_class k = 0; k < st.classes.size(); ++k) {
     const class_stats& cs = st.classes[k];
     if (cs.capacity_blocks == 0 && cs.pending_blocks == 0) continue;
-    out << (first ? "; per class (size: in use/pending/capacity blocks): " : ", ") << human(cs.block_bytes) << ": "
-        << cs.in_use_blocks << "/" << cs.pending_blocks << "/" << cs.capacity_blocks;
+    out << (first ? "; per class (size: in use/free/cached/pending/capacity blocks): " : ", ") << human(cs.block_bytes)
+        << ": " << cs.in_use_blocks << "/" << cs.free_blocks << "/" << cs.cached_blocks << "/" << cs.pending_blocks << "/"
+        << cs.capacity_blocks;
     first = false;
+  }
+  {
+    std::lock_guard lock(epoch_mutex_);
+    bool any = false;
+    for (const auto& [key, se] : epochs_) {
+      std::size_t bytes = 0;
+      auto count = [&](const std::vector<std::uint32_t>& items) {
+        for (std::uint32_t item : items) {
+          bytes += (item & large_tag) ? 0 : classes_.bytes(blocks_[item].size_class());
+        }
+      };
+      count(se.open);
+      for (const epoch& ep : se.closed) count(ep.items);
+      if (bytes == 0) continue;
+      out << (any ? ", " : "; pending per stream (handle: bytes): ") << key << ": " << human(bytes);
+      any = true;
+    }
   }
   if (st.large_live + st.large_cached_chunks + st.large_pending > 0) {
     out << "; large: " << st.large_live << " live (" << human(st.large_in_use_bytes) << "), "

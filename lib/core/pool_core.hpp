@@ -130,6 +130,12 @@ class pool_core {
 
   // Queues pending block b (already retired to pending) behind the work enqueued on s so far.
   void defer(block_index b, stream_ref s) noexcept;
+  // Queues free blocks (a chain of class c, taken off the caller's lists) behind the work enqueued
+  // on s so far, as one epoch with one event. For blocks that leave a stream's private list.
+  void defer_chain(block_chain chain, stream_ref s);
+  // Makes work enqueued on `waiter` from now on wait for the work enqueued on `producer` so far
+  // (one event, a device-side wait: no host synchronisation).
+  void order_after(stream_ref waiter, stream_ref producer);
   // Records the event of s's open epoch now (call before destroying a stream you freed on).
   void flush_stream(stream_ref s);
   // Moves blocks of completed epochs to `sink`; returns how many blocks (and large chunks) moved.
@@ -163,7 +169,8 @@ class pool_core {
 
   void count_oom() noexcept { ooms_.fetch_add(1, std::memory_order_relaxed); }
   // What out_of_memory says: what was asked, what is held and where.
-  [[nodiscard]] std::string describe_exhaustion(std::size_t bytes, std::size_t alignment) const;
+  // `st` is the pool's stats() (with the variant's free and cached counts).
+  [[nodiscard]] std::string describe_exhaustion(std::size_t bytes, std::size_t alignment, const pool_stats& st) const;
 
   [[nodiscard]] std::size_t capacity_blocks(size_class c) const noexcept {
     return class_state_[c].capacity.load(std::memory_order_relaxed);

@@ -319,35 +319,47 @@ TYPED_TEST_P(conformance, LargeAllocationsAreCachedAndReused) {
   EXPECT_EQ(pool->trim(), std::size_t{4} << 20);
 }
 
+// A block freed on a paused stream s may be handed out again before s resumes only if the new
+// owner's stream is made to wait for s on the device. Checked on the data: s writes A into the block
+// (while paused), the new owners write their own tags on t; after s resumes, every live block must
+// hold its owner's tag (an unordered reuse leaves A there, written last).
 TYPED_TEST_P(conformance, StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere) {
   if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "needs the simulator's paused streams";
   auto pool = this->make(this->options());
   const stream_ref s = this->device_->create_stream();
+  const stream_ref t = this->device_->create_stream();
   void* p = pool->allocate(4096, s);
-  this->device_->fill(s, p, 4096, 0xabcd);
   this->sim().pause(s);
+  this->device_->fill(s, p, 4096, 0xA);
   pool->deallocate(p, s);
   pool->flush_stream(s);
   std::vector<void*> others;
-  for (int i = 0; i < 2000; ++i) {  // enough to need reclaim and growth several times
-    void* q = pool->allocate(4096);
-    ASSERT_NE(q, p) << "reused a block whose stream-ordered free has not completed";
+  for (std::uint32_t i = 0; i < 2000; ++i) {  // enough to need reclaim and growth several times
+    void* q = pool->allocate(4096, t);
+    this->device_->fill(t, q, 4096, 0xB0000 + i);
     others.push_back(q);
   }
-  EXPECT_EQ(pool->stats().classes[11].pending_blocks, 1u);
   this->sim().resume(s);
-  this->device_->synchronize(s);
+  this->device_->synchronize_device();
+  for (std::uint32_t i = 0; i < others.size(); ++i) this->device_->verify(t, others[i], 4096, 0xB0000 + i);
+  EXPECT_EQ(this->device_->verification_report().mismatched_ranges, 0u)
+      << "a block was reused on another stream before the stream it was freed on got there";
+  for (void* q : others) pool->deallocate(q, t);
+  pool->flush_stream(t);
+  this->device_->synchronize_device();
+  // Once every stream is idle, the block comes back.
   bool reused = false;
-  for (int i = 0; i < 1000 && !reused; ++i) {  // after the blocks already on the free list
-    void* q = pool->allocate(4096);
+  for (int i = 0; i < 4000 && !reused; ++i) {
+    void* q = pool->allocate(4096, s);
     reused = q == p;
     others.push_back(q);
   }
   EXPECT_TRUE(reused) << "the block never came back after its stream completed";
-  for (void* q : others) pool->deallocate(q, s);
+  for (std::size_t i = 2000; i < others.size(); ++i) pool->deallocate(others[i], s);
   pool->flush_stream(s);
-  this->device_->synchronize(s);
+  this->device_->synchronize_device();
   this->device_->destroy_stream(s);
+  this->device_->destroy_stream(t);
 }
 
 TYPED_TEST_P(conformance, OutOfMemoryWaitsForPendingFreesFirst) {

@@ -1,0 +1,204 @@
+#include "stream/stream_pool.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace cudapool {
+
+namespace {
+std::atomic<std::uint64_t> next_pool_id{1};
+}  // namespace
+
+stream_free_lists::stream_free_lists(core::pool_core& core)
+    : core_(core),
+      blocks_(core.blocks()),
+      backoff_(core.options().backoff),
+      class_count_(core.classes().count()),
+      id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
+      shared_(std::make_unique<padded_stack[]>(class_count_)) {}
+
+stream_free_lists::~stream_free_lists() = default;
+
+stream_free_lists::partition* stream_free_lists::find_slow(stream_ref s) noexcept {
+  try {
+    // Read before the lookup: a retire that races with it leaves this entry stale, never wrong.
+    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+    const std::uint64_t sid = core_.device().stream_id(s);
+    partition* p = nullptr;
+    if (auto it = partitions_.find(sid); it != partitions_.end()) {
+      p = it->second;
+    } else {
+      std::lock_guard lock(partitions_mutex_);
+      if (auto again = partitions_.find(sid); again != partitions_.end()) {
+        p = again->second;
+      } else {
+        auto fresh = std::make_unique<partition>();
+        fresh->stream = s;
+        fresh->id = sid;
+        fresh->stacks = std::make_unique<padded_stack[]>(class_count_);
+        owned_.reserve(owned_.size() + 1);
+        partitions_.emplace(sid, fresh.get());
+        p = fresh.get();
+        owned_.push_back(std::move(fresh));
+      }
+    }
+    last_[shortcut_slot(s)] = {id_, s.native(), generation, p};
+    return p;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: stream partition lookup failed: %s\n", e.what());
+    return nullptr;
+  }
+}
+
+core::block_chain stream_free_lists::detach(core::tagged_stack<>& stack) noexcept {
+  core::block_chain chain;
+  chain.head = stack.pop_all();
+  for (block_index b = chain.head; b != no_block; b = blocks_[b].next.load(std::memory_order_relaxed)) {
+    chain.tail = b;
+    ++chain.count;
+  }
+  return chain;
+}
+
+std::size_t stream_free_lists::count(const core::tagged_stack<>& stack, core::size_class c) const noexcept {
+  const std::size_t bound = core_.capacity_blocks(c);
+  std::size_t n = 0;
+  for (block_index b = stack.peek_unsafe(); b != no_block && n < bound; b = blocks_[b].next.load(std::memory_order_relaxed)) {
+    ++n;
+  }
+  return n;
+}
+
+block_index stream_free_lists::steal(core::size_class c, stream_ref s) {
+  partition* mine = find(s);
+  for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
+    if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
+    const core::block_chain chain = detach(p->stacks[c].stack);
+    if (chain.empty()) continue;
+    try {
+      // Work enqueued on s from now on runs after everything enqueued on p's stream so far, which
+      // includes every use of these blocks before they were freed there.
+      core_.order_after(s, p->stream);
+    } catch (...) {
+      p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
+      throw;
+    }
+    if (chain.count > 1) {
+      const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
+      if (mine != nullptr) {
+        mine->stacks[c].stack.push_chain(blocks_, rest, chain.tail, backoff_);
+      } else {
+        core_.defer_chain({rest, chain.tail, chain.count - 1}, s);
+      }
+    }
+    return chain.head;
+  }
+  return no_block;
+}
+
+core::block_chain stream_free_lists::take_all(core::size_class c) noexcept {
+  core::block_chain all = detach(shared_[c].stack);
+  std::lock_guard lock(partitions_mutex_);
+  for (const auto& p : owned_) {
+    if (p->stacks[c].stack.peek_unsafe() == no_block) continue;
+    try {
+      // Trimming is allowed to wait: once the stream has drained, its free blocks are free for all.
+      core_.device().synchronize(p->stream);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cudapool: trim could not synchronize a stream: %s\n", e.what());
+      continue;
+    }
+    const core::block_chain chain = detach(p->stacks[c].stack);
+    if (chain.empty()) continue;
+    if (all.empty()) {
+      all = chain;
+    } else {
+      blocks_[all.tail].next.store(chain.head, std::memory_order_relaxed);
+      all.tail = chain.tail;
+      all.count += chain.count;
+    }
+  }
+  return all;
+}
+
+void stream_free_lists::retire_stream(stream_ref s) {
+  partition* p = find(s);
+  if (p == nullptr) return;
+  std::lock_guard lock(partitions_mutex_);
+  // All classes as one chain: one final event covers them.
+  core::block_chain all;
+  for (core::size_class c = 0; c < class_count_; ++c) {
+    const core::block_chain chain = detach(p->stacks[c].stack);
+    if (chain.empty()) continue;
+    if (all.empty()) {
+      all = chain;
+    } else {
+      blocks_[all.tail].next.store(chain.head, std::memory_order_relaxed);
+      all.tail = chain.tail;
+      all.count += chain.count;
+    }
+  }
+  core_.defer_chain(all, s);
+  core_.flush_stream(s);  // large frees on s too
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+void stream_free_lists::record_stream(block_index b, stream_ref s) {
+  std::lock_guard lock(recorded_mutex_);
+  auto [it, fresh] = recorded_.try_emplace(b);
+  it->second.push_back(s);
+  if (fresh) recorded_count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void stream_free_lists::wait_for_recorded(block_index b, stream_ref s) noexcept {
+  std::vector<stream_ref> streams;
+  {
+    std::lock_guard lock(recorded_mutex_);
+    auto it = recorded_.find(b);
+    if (it == recorded_.end()) return;
+    streams = std::move(it->second);
+    recorded_.erase(it);
+    recorded_count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  for (stream_ref other : streams) {
+    if (other == s) continue;
+    try {
+      core_.order_after(s, other);
+    } catch (const std::exception& e) {
+      // Without the device-side wait, the host waits: slower, still correct.
+      std::fprintf(stderr, "cudapool: record_stream wait failed (%s); synchronizing instead\n", e.what());
+      try {
+        core_.device().synchronize(other);
+      } catch (...) {
+      }
+    }
+  }
+}
+
+void stream_free_lists::forget_recorded(block_index b) noexcept {
+  std::lock_guard lock(recorded_mutex_);
+  if (recorded_.erase(b) > 0) recorded_count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::size_t stream_free_lists::free_blocks(core::size_class c) const noexcept { return count(shared_[c].stack, c); }
+
+std::size_t stream_free_lists::cached_blocks(core::size_class c) const noexcept {
+  std::size_t n = 0;
+  for (const auto& [sid, p] : partitions_) n += count(p->stacks[c].stack, c);
+  return n;
+}
+
+std::string stream_free_lists::describe() const {
+  std::ostringstream out;
+  bool any = false;
+  for (const auto& [sid, p] : partitions_) {
+    std::size_t bytes = 0;
+    for (core::size_class c = 0; c < class_count_; ++c) bytes += count(p->stacks[c].stack, c) * core_.classes().bytes(c);
+    if (bytes == 0) continue;
+    out << (any ? ", " : "; free in stream partitions (stream id: bytes): ") << sid << ": " << bytes;
+    any = true;
+  }
+  return out.str();
+}
+
+}  // namespace cudapool

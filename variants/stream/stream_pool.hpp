@@ -1,0 +1,151 @@
+// stream_pool.hpp - per-stream partitions with batched event reclaim.
+//
+// Each stream that allocates or frees gets a partition: per-class lock-free stacks
+// (core::tagged_stack) of blocks freed on that stream. A block freed on stream S is handed to the
+// next allocation on S at once, with no event: S's own order makes the reuse safe. Blocks leave a
+// partition only behind an event recorded on its stream:
+//   - pressure: an allocation on S that finds nothing on S or in the shared lists takes another
+//     partition P's blocks of its class after making S wait on an event recorded on P
+//     (cudaStreamWaitEvent: a device-side dependency, no host synchronisation);
+//   - retire_stream(S): the partition's blocks move to the core as one epoch (one event);
+//   - trim(): after a host synchronize of the partition's stream.
+// Immediate frees (deallocate(p) with no stream) and reclaimed epochs go to shared per-class
+// stacks that every stream may use.
+//
+// Partitions are keyed by the stream's unique id (cudaStreamGetId; the simulator's own), through
+// a oneTBB concurrent_unordered_map, with a per-thread last-stream shortcut that retire_stream
+// invalidates (a generation counter): a destroyed stream's handle value, reused by a new stream,
+// never maps to the old partition. Call retire_stream(s) before destroying s.
+//
+// record_stream(p, s2): p is also used on s2. When p is freed on S, S first waits (device-side)
+// for the work enqueued on s2 so far.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/tbb/concurrent_unordered_map.h>
+
+#include "core/basic_pool.hpp"
+#include "core/tagged_stack.hpp"
+
+namespace cudapool {
+
+class stream_free_lists {
+ public:
+  static constexpr std::string_view name = "stream";
+
+  explicit stream_free_lists(core::pool_core& core);
+  ~stream_free_lists();
+  stream_free_lists(const stream_free_lists&) = delete;
+  stream_free_lists& operator=(const stream_free_lists&) = delete;
+
+  // Thread-safe and lock-free (after a stream's first use): the stream's partition, then the
+  // shared stack.
+  [[nodiscard]] block_index pop(core::size_class c, stream_ref s) noexcept {
+    if (partition* p = find(s)) {
+      if (const block_index b = p->stacks[c].stack.pop(blocks_, backoff_); b != no_block) return b;
+    }
+    return shared_[c].stack.pop(blocks_, backoff_);
+  }
+  [[nodiscard]] block_index pop(core::size_class c) noexcept { return shared_[c].stack.pop(blocks_, backoff_); }
+  // Thread-safe. A stream-ordered free: into s's partition (after s waits for recorded streams).
+  void push(core::size_class c, block_index b, stream_ref s) noexcept {
+    if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] wait_for_recorded(b, s);
+    if (partition* p = find(s)) [[likely]] {
+      p->stacks[c].stack.push(blocks_, b, backoff_);
+    } else {
+      core_.defer_chain({b, b, 1}, s);  // no partition could be made (host memory): via an epoch
+    }
+  }
+  // Thread-safe. An immediate free (no pending device work anywhere).
+  void push(core::size_class c, block_index b) noexcept {
+    if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] forget_recorded(b);
+    shared_[c].stack.push(blocks_, b, backoff_);
+  }
+  void push_chain(core::size_class c, core::block_chain chain) noexcept {
+    shared_[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
+  }
+  // Thread-safe. The shared blocks of class c and, after a host synchronize of each stream that
+  // holds some, every partition's blocks of class c (trim may wait; the allocation path never
+  // synchronizes before it has tried a device-side steal and the pending epochs).
+  [[nodiscard]] core::block_chain take_all(core::size_class c) noexcept;
+  [[nodiscard]] std::size_t free_blocks(core::size_class c) const noexcept;
+  [[nodiscard]] std::size_t cached_blocks(core::size_class c) const noexcept;
+
+  // Pressure: blocks of class c from another stream's partition, behind a device-side wait of s
+  // on that stream. Returns one; the rest join s's partition.
+  [[nodiscard]] block_index steal(core::size_class c, stream_ref s);
+  void record_stream(block_index b, stream_ref s);
+  void retire_stream(stream_ref s);
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  struct alignas(64) padded_stack {
+    core::tagged_stack<> stack;
+  };
+  struct partition {
+    stream_ref stream;
+    std::uint64_t id = 0;
+    std::unique_ptr<padded_stack[]> stacks;
+  };
+  struct last_used {  // zero-initialised: pool ids start at 1
+    std::uint64_t pool;
+    void* native;
+    std::uint64_t generation;
+    partition* p;
+  };
+  // A small direct-mapped cache of the streams this thread used last (threads often cycle over a
+  // few streams). Trivial, so its access needs no initialisation guard.
+  static constexpr std::size_t shortcut_entries = 8;
+  static inline thread_local last_used last_[shortcut_entries];
+  static std::size_t shortcut_slot(stream_ref s) noexcept {
+    return (reinterpret_cast<std::uintptr_t>(s.native()) >> 4) % shortcut_entries;
+  }
+
+  // The partition of s, made on first use; nullptr only if host memory ran out.
+  partition* find(stream_ref s) noexcept {
+    const last_used& l = last_[shortcut_slot(s)];
+    if (l.pool == id_ && l.native == s.native() && l.generation == generation_.load(std::memory_order_acquire))
+        [[likely]] {
+      return l.p;
+    }
+    return find_slow(s);
+  }
+  [[gnu::noinline]] partition* find_slow(stream_ref s) noexcept;
+  [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
+  [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
+  core::block_chain detach(core::tagged_stack<>& stack) noexcept;
+  std::size_t count(const core::tagged_stack<>& stack, core::size_class c) const noexcept;
+
+  core::pool_core& core_;
+  core::block_table& blocks_;
+  const backoff_options backoff_;
+  const std::size_t class_count_;
+  const std::uint64_t id_;
+  std::unique_ptr<padded_stack[]> shared_;
+
+  // Bumped (release) by retire_stream; the shortcut's acquire check pairs with it, so no thread's
+  // shortcut maps a handle value to a retired stream's partition. (Map entries stay: stream ids are
+  // never reused, so a retired id is simply never looked up again; a partition costs one cache
+  // line per class, freed with the pool.)
+  std::atomic<std::uint64_t> generation_{1};
+  tbb::concurrent_unordered_map<std::uint64_t, partition*> partitions_;  // by stream id
+  std::mutex partitions_mutex_;  // serialises creation, retirement and trims (lookups take no lock)
+  std::vector<std::unique_ptr<partition>> owned_;  // GUARDED_BY(partitions_mutex_); freed with the pool
+
+  std::atomic<std::size_t> recorded_count_{0};     // entries in recorded_
+  std::mutex recorded_mutex_;
+  std::unordered_map<block_index, std::vector<stream_ref>> recorded_;  // GUARDED_BY(recorded_mutex_)
+};
+
+using stream_pool = basic_pool<stream_free_lists>;
+
+}  // namespace cudapool

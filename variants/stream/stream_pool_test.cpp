@@ -1,0 +1,154 @@
+#include "stream/stream_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "testing/conformance.hpp"
+
+namespace cudapool::testing {
+
+using stream_configs = ::testing::Types<on_sim<stream_pool>, on_cuda<stream_pool>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(stream, conformance, stream_configs);
+
+namespace {
+
+struct StreamPool : ::testing::Test {
+  std::shared_ptr<sim_backend> device{make_sim_backend()};
+  stream_ref a = device->create_stream();
+  stream_ref b = device->create_stream();
+  void TearDown() override {
+    device->destroy_stream(a);
+    device->destroy_stream(b);
+  }
+};
+
+TEST_F(StreamPool, SameStreamReuseIsImmediateAndNeedsNoEvent) {
+  stream_pool pool(device);
+  device->pause(a);  // even with the stream stalled, its own frees are reusable on it
+  void* p = pool.allocate(4096, a);
+  pool.deallocate(p, a);
+  EXPECT_EQ(pool.allocate(4096, a), p);
+  EXPECT_EQ(pool.stats().events_recorded, 0u);
+  pool.deallocate(p, a);
+  device->resume(a);
+  pool.retire_stream(a);
+}
+
+TEST_F(StreamPool, PressureStealsFromAnotherStreamWithADeviceSideWaitNotAHostSync) {
+  pool_options o;
+  o.fixed_block_bytes = 1 << 20;
+  o.initial_reservation = 2 << 20;  // two blocks, no growth
+  o.allow_growth = false;
+  stream_pool pool(device, o);
+  void* p = pool.allocate(1, a);
+  void* q = pool.allocate(1, a);
+  device->pause(a);
+  device->fill(a, p, 1 << 20, 0xA);  // a's last use of p, still pending
+  pool.deallocate(p, a);
+  // b needs a block: the pool must not wait on the host for a (paused: that would hang); it makes b
+  // wait for a on the device and hands p over.
+  void* r = pool.allocate(1, b);
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(pool.stats().events_recorded, 1u);
+  device->fill(b, r, 1 << 20, 0xB);  // must run after a's fill
+  device->resume(a);
+  device->synchronize_device();
+  device->verify(b, r, 1 << 20, 0xB);
+  EXPECT_EQ(device->verification_report().mismatched_ranges, 0u);
+  pool.deallocate(q);
+  pool.deallocate(r, b);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
+TEST_F(StreamPool, PressureReclaimsCompletedEpochsBeforeStealing) {
+  pool_options o;
+  o.fixed_block_bytes = 1 << 20;
+  o.initial_reservation = 2 << 20;
+  o.allow_growth = false;
+  stream_pool pool(device, o);
+  void* p = pool.allocate(1, a);
+  void* q = pool.allocate(1, b);
+  pool.deallocate(q, b);
+  pool.retire_stream(b);  // q leaves b's partition behind one event (b is idle: it completes)
+  device->synchronize(b);
+  device->pause(a);
+  pool.deallocate(p, a);  // p sits in a's partition behind a paused stream
+  EXPECT_EQ(pool.allocate(1), q);  // the completed epoch serves first; nothing from a is taken
+  EXPECT_EQ(pool.stats().classes[0].cached_blocks, 1u);
+  device->resume(a);
+  pool.deallocate(q);
+  pool.retire_stream(a);
+}
+
+TEST_F(StreamPool, RecordStreamMakesTheFreeWaitForTheOtherStream) {
+  stream_pool pool(device);
+  void* p = pool.allocate(4096, a);
+  pool.record_stream(p, b);
+  device->pause(b);
+  device->fill(b, p, 4096, 0xB);  // b still uses p
+  pool.deallocate(p, a);
+  void* again = pool.allocate(4096, a);  // same-stream reuse on a ...
+  EXPECT_EQ(again, p);
+  device->fill(a, again, 4096, 0xA);  // ... but a's new work waits for b's use
+  device->resume(b);
+  device->synchronize_device();
+  device->verify(a, again, 4096, 0xA);
+  EXPECT_EQ(device->verification_report().mismatched_ranges, 0u);
+  EXPECT_THROW(pool.record_stream(static_cast<char*>(again) + 256, b), std::invalid_argument);
+  pool.deallocate(again, a);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
+TEST_F(StreamPool, RetiredStreamLeavesNothingStrandedAndAReusedHandleStartsAfresh) {
+  stream_pool pool(device);
+  std::vector<void*> ps;
+  for (int i = 0; i < 100; ++i) ps.push_back(pool.allocate(4096, a));
+  for (void* p : ps) pool.deallocate(p, a);
+  EXPECT_EQ(pool.stats().classes[11].cached_blocks, 100u);
+  const std::uint64_t events_before = pool.stats().events_recorded;
+  pool.retire_stream(a);
+  pool_stats s = pool.stats();
+  EXPECT_EQ(s.events_recorded, events_before + 1);  // one final event for all of them
+  EXPECT_EQ(s.classes[11].cached_blocks, 0u);
+  EXPECT_EQ(s.classes[11].pending_blocks, 100u);
+  device->destroy_stream(a);
+  a = device->create_stream();  // may reuse the handle value; never the id
+  device->synchronize_device();
+  pool.trim();
+  s = pool.stats();
+  EXPECT_EQ(s.classes[11].pending_blocks, 0u);
+  EXPECT_EQ(s.reserved_bytes, 0u);
+  void* p = pool.allocate(4096, a);
+  pool.deallocate(p, a);
+  EXPECT_EQ(pool.stats().classes[11].cached_blocks, 1u);
+  pool.retire_stream(a);
+}
+
+TEST_F(StreamPool, OutOfMemorySaysWhereTheMemoryIs) {
+  pool_options o;
+  o.byte_limit = 2 << 20;
+  stream_pool pool(device, o);
+  void* p = pool.allocate(1 << 20, a);
+  void* q = pool.allocate(1 << 20, a);
+  pool.deallocate(p, a);
+  try {
+    (void)pool.allocate(4096, b);  // needs a new slab: over the limit; a's free block is another class
+    FAIL();
+  } catch (const out_of_memory& e) {
+    // The pressure path trimmed: a was synchronized and p is free for every stream now.
+    const std::string what = e.what();
+    EXPECT_NE(what.find("free 1.00 MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("1.00 MiB: 1/1/0/0/2"), std::string::npos) << what;
+  }
+  pool.deallocate(q, a);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
+}  // namespace
+}  // namespace cudapool::testing
