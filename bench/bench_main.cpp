@@ -1,105 +1,165 @@
-// bench - Google Benchmark suites over every built variant (issue 7 extends the workloads and adds
-// the peers). Names are <workload>/<allocator>/<size>; Google Benchmark appends /threads:N.
-// Items per second count alloc+free pairs.
+// bench - Google Benchmark suites over every built variant and, on the CUDA backend, the peers a
+// user would otherwise use (cudaMalloc, cudaMallocAsync, CUB's CachingDeviceAllocator), in the same
+// binary and the same run so that ratios hold. The workloads are described in workloads.hpp.
 //
-//   bench [--backend=sim|cuda] [Google Benchmark flags]   (default: cuda when a GPU is present)
+//   bench [--backend=sim|cuda] [--traces=DIR] [--trace=FILE]... [Google Benchmark flags]
+//
+//   --backend   sim or cuda (default: cuda when a GPU is present). Peers run on cuda only.
+//   --traces    a directory whose *.csv files are replayed (default: ../shared/traces when it
+//               exists, relative to the current directory); --traces= (empty) replays none of it.
+//   --trace     one more trace file to replay (repeatable).
+//
+// The GPU suite (docs/results):
+//   bench --backend=cuda --benchmark_min_time=0.1 --benchmark_repetitions=3
+//         --benchmark_report_aggregates_only=true --benchmark_out=bench.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "bench_allocator.hpp"
 #include "cudapool/backend.hpp"
+#include "peers.hpp"
 #include "registry.hpp"
+#include "trace.hpp"
+#include "workloads.hpp"
 
 namespace {
 
-std::shared_ptr<cudapool::backend> g_device;
+using bench::allocator_config;
 
-// One pool per benchmark run, shared by its threads (thread 0 creates it, the last one out drops it).
-struct shared_pool {
-  std::unique_ptr<cudapool::any_pool> pool;
-};
-
-// An allocator under test: a variant with options, under a label.
-struct allocator_config {
-  std::string label;
-  std::string variant;
-  cudapool::pool_options options;
-};
-
-std::vector<allocator_config> allocators() {
+std::vector<allocator_config> allocators(bool with_peers) {
   std::vector<allocator_config> all;
-  for (const std::string& v : cudapool::available_variants()) all.push_back({v, v, {}});
+  const std::vector<std::string> variants = cudapool::available_variants();
+  for (const std::string& v : variants) all.push_back({v, allocator_config::kind::pool, v, {}});
+  if (with_peers) {
+    for (const std::string& p : bench::peer_names()) {
+      allocator_config c{p, allocator_config::kind::peer, p, {}};
+      // cudaMalloc/cudaFree take device-wide locks (2.3-84 us per pair on the H200 host) and do
+      // not scale: its curve is flat well before 16 threads, and above that it would take most of
+      // the suite's time.
+      if (p == "cudaMalloc") c.max_threads = 16;
+      all.push_back(c);
+    }
+  }
+  // Option variations, measured on pair/4096 only (the issue-4/5 plots): validation off, and the
+  // backoff sweep behind lockfree's default (min_spins, max_spins) = {4, 256}.
+  const auto built = [&](std::string_view v) { return std::find(variants.begin(), variants.end(), v) != variants.end(); };
   cudapool::pool_options unchecked;
   unchecked.atomic_free_check = false;
-  all.push_back({"tls-nocheck", "tls", unchecked});
-  all.push_back({"lockfree-nocheck", "lockfree", unchecked});
-  // The backoff sweep behind the default (min_spins, max_spins); lockfree itself is {4, 256}.
-  for (const auto [lo, hi] : {std::pair{0u, 0u}, std::pair{1u, 64u}, std::pair{16u, 1024u}, std::pair{64u, 4096u}}) {
-    cudapool::pool_options o;
-    o.backoff = {lo, hi};
-    all.push_back({hi == 0 ? "lockfree-nobackoff" : "lockfree-backoff" + std::to_string(lo) + "-" + std::to_string(hi),
-                   "lockfree", o});
+  if (built("tls")) all.push_back({"tls-nocheck", allocator_config::kind::pool, "tls", unchecked, false});
+  if (built("lockfree")) {
+    all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});
+    for (const auto& [lo, hi] :
+         {std::pair{0u, 0u}, std::pair{1u, 64u}, std::pair{16u, 1024u}, std::pair{64u, 4096u}}) {
+      cudapool::pool_options o;
+      o.backoff = {lo, hi};
+      all.push_back({hi == 0 ? "lockfree-nobackoff" : "lockfree-backoff" + std::to_string(lo) + "-" + std::to_string(hi),
+                     allocator_config::kind::pool, "lockfree", o, false});
+    }
   }
   return all;
 }
 
-void pair(benchmark::State& state, const allocator_config& a, std::size_t bytes) {
-  static shared_pool shared;
-  if (state.thread_index() == 0) shared.pool = cudapool::make_pool(a.variant, g_device, a.options);
-  // Google Benchmark starts the timed loop of all threads together, after thread 0's setup.
-  for (auto _ : state) {
-    void* p = shared.pool->allocate(bytes, {});
-    benchmark::DoNotOptimize(p);
-    shared.pool->deallocate(p);
-  }
-  state.SetItemsProcessed(state.iterations());
-  if (state.thread_index() == 0) {
-    state.counters["reserved_MiB"] = static_cast<double>(shared.pool->stats().reserved_bytes) / (1 << 20);
-  }
-}
-
-void register_all() {
-  for (const allocator_config& a : allocators()) {
-    for (std::size_t bytes : {std::size_t{256}, std::size_t{4096}, std::size_t{1} << 20}) {
-      benchmark::RegisterBenchmark(("pair/" + a.label + "/" + std::to_string(bytes)).c_str(),
-                                   [a, bytes](benchmark::State& s) { pair(s, a, bytes); })
-          ->ThreadRange(1, 64)
-          ->UseRealTime();
-    }
-  }
+void usage() {
+  std::printf(
+      "bench [--backend=sim|cuda] [--traces=DIR] [--trace=FILE]... [Google Benchmark flags]\n"
+      "  --backend=sim|cuda  the device (default: cuda when a GPU is present); peers run on cuda only\n"
+      "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
+      "  --trace=FILE        replay FILE too (repeatable)\n"
+      "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
+      "prodcons, larson, streams, replay. Google Benchmark's own flags follow.\n\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string backend = cudapool::cuda_device_count() > 0 ? "cuda" : "sim";
+  std::string backend;
+  std::string traces_dir;
+  bool traces_dir_given = false;
+  std::vector<std::string> trace_files;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--backend=", 10) == 0) {
-      backend = argv[i] + 10;
+    const std::string_view arg = argv[i];
+    if (i > 0 && arg.starts_with("--backend=")) {
+      backend = arg.substr(10);
+    } else if (i > 0 && arg.starts_with("--traces=")) {
+      traces_dir = arg.substr(9);
+      traces_dir_given = true;
+    } else if (i > 0 && arg.starts_with("--trace=")) {
+      trace_files.emplace_back(arg.substr(8));
     } else {
+      if (i > 0 && (arg == "--help" || arg == "-h")) usage();
       rest.push_back(argv[i]);
     }
   }
-  if (backend == "cuda") {
-    g_device = cudapool::make_cuda_backend(0);
-  } else if (backend == "sim") {
-    g_device = cudapool::make_sim_backend();
-  } else {
+  if (backend.empty()) backend = cudapool::cuda_device_count() > 0 ? "cuda" : "sim";
+  if (backend != "cuda" && backend != "sim") {
     std::fprintf(stderr, "bench: --backend must be sim or cuda, got '%s'\n", backend.c_str());
     return 2;
   }
+
+  // Traces: the directory's *.csv in name order, then the --trace files.
+  std::vector<std::string> trace_paths;
+  if (!traces_dir_given && std::filesystem::is_directory("../shared/traces")) traces_dir = "../shared/traces";
+  if (!traces_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(traces_dir, ec)) {
+      std::fprintf(stderr, "bench: --traces=%s is not a directory\n", traces_dir.c_str());
+      return 2;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : std::filesystem::directory_iterator(traces_dir, ec)) {
+      if (e.is_regular_file() && e.path().extension() == ".csv") found.push_back(e.path().string());
+    }
+    std::sort(found.begin(), found.end());
+    trace_paths = std::move(found);
+  }
+  trace_paths.insert(trace_paths.end(), trace_files.begin(), trace_files.end());
+  std::vector<std::shared_ptr<const bench::trace>> traces;
+  for (const std::string& path : trace_paths) {
+    try {
+      traces.push_back(std::make_shared<const bench::trace>(bench::load_trace(path)));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench: %s\n", e.what());
+      return 2;
+    }
+  }
+
+  std::shared_ptr<cudapool::backend> device;
+  try {
+    if (backend == "cuda") {
+      device = cudapool::make_cuda_backend(0);
+    } else {
+      device = cudapool::make_sim_backend();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench: cannot make the %s backend: %s\n", backend.c_str(), e.what());
+    return 1;
+  }
+
   benchmark::AddCustomContext("cudapool_backend", backend);
+  std::string trace_list;
+  for (const auto& t : traces) trace_list += (trace_list.empty() ? "" : ",") + t->path;
+  benchmark::AddCustomContext("cudapool_traces", trace_list.empty() ? "none" : trace_list);
   int n = static_cast<int>(rest.size());
   benchmark::Initialize(&n, rest.data());
   if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 2;
-  register_all();
+
+  const bool with_peers = backend == "cuda" && !bench::peer_names().empty();
+  bench::register_benchmarks(allocators(with_peers), traces, device);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  g_device.reset();
+  // Every run destroyed its allocator and streams; the backend goes last.
+  bench::release_backend();
+  device.reset();
   return 0;
 }

@@ -1,0 +1,619 @@
+// workloads.cpp - see workloads.hpp for what each workload measures.
+#include "workloads.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace bench {
+namespace {
+
+using cudapool::stream_ref;
+
+constexpr std::size_t kib = 1024;
+constexpr std::size_t mib = 1024 * 1024;
+
+// ---- small tools -----------------------------------------------------------------------------
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spin briefly, then yield: the hosts may run more benchmark threads than cores.
+struct spin_wait {
+  unsigned spins = 0;
+  void operator()() noexcept {
+    if (++spins < 64) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+};
+
+// xorshift64*: cheap enough for the timed loops.
+struct fast_random {
+  std::uint64_t s;
+  explicit fast_random(std::uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull | 1) {}
+  std::uint64_t operator()() noexcept {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1Dull;
+  }
+};
+
+// `count` sizes drawn log-uniformly in [lo, hi].
+std::vector<std::size_t> log_uniform_sizes(std::size_t count, std::size_t lo, std::size_t hi, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi)));
+  std::vector<std::size_t> sizes(count);
+  for (std::size_t& s : sizes) {
+    s = std::clamp(static_cast<std::size_t>(std::llround(std::exp(u(rng)))), lo, hi);
+  }
+  return sizes;
+}
+
+// A bounded single-producer single-consumer ring of pointers.
+class spsc_ring {
+ public:
+  static constexpr std::size_t capacity = 1024;
+  bool push(void* p) noexcept {
+    const std::size_t t = tail_.load(std::memory_order_relaxed);
+    if (t - head_cache_ == capacity) {
+      head_cache_ = head_.load(std::memory_order_acquire);  // pairs with pop's release store
+      if (t - head_cache_ == capacity) return false;
+    }
+    slots_[t % capacity] = p;
+    tail_.store(t + 1, std::memory_order_release);  // publishes the slot to pop's acquire load
+    return true;
+  }
+  void* pop() noexcept {
+    const std::size_t h = head_.load(std::memory_order_relaxed);
+    if (h == tail_cache_) {
+      tail_cache_ = tail_.load(std::memory_order_acquire);  // pairs with push's release store
+      if (h == tail_cache_) return nullptr;
+    }
+    void* p = slots_[h % capacity];
+    head_.store(h + 1, std::memory_order_release);  // hands the slot back to push
+    return p;
+  }
+
+ private:
+  alignas(64) std::atomic<std::size_t> head_{0};
+  std::size_t tail_cache_ = 0;  // consumer's view of tail_
+  alignas(64) std::atomic<std::size_t> tail_{0};
+  std::size_t head_cache_ = 0;  // producer's view of head_
+  alignas(64) std::array<void*, capacity> slots_{};
+};
+
+// ---- the shared state of one benchmark run -------------------------------------------------
+
+// One per registered benchmark; every run (Google Benchmark runs a benchmark several times: the
+// iteration estimate and each repetition) sets it up afresh in thread 0 and tears it down after
+// all threads are done.
+struct run_context {
+  // A barrier over the run's threads (their number changes between runs).
+  void sync(int n) {
+    std::unique_lock lock(mutex);
+    const std::uint64_t phase = barrier_phase;
+    if (++barrier_waiting == n) {
+      barrier_waiting = 0;
+      ++barrier_phase;
+      cv.notify_all();
+      return;
+    }
+    cv.wait(lock, [&] { return barrier_phase != phase; });
+  }
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  int barrier_waiting = 0;
+  std::uint64_t barrier_phase = 0;
+
+  std::unique_ptr<bench_allocator> alloc;
+  std::vector<stream_ref> home;     // per thread: a peer's own stream; {} for pools
+  std::vector<stream_ref> streams;  // the workload's streams (streams, replay)
+  std::string setup_error;
+  std::atomic<bool> abort{false};   // a thread failed: partners stop waiting for it
+  std::atomic<std::uint64_t> frees{0};
+  std::vector<std::unique_ptr<spsc_ring>> rings;  // prodcons
+};
+
+struct run_options {
+  bool home_streams = true;  // peers get one stream per thread
+  unsigned streams = 0;      // streams made for the workload
+  bool track_reserved = false;
+  std::function<void(run_context&, int threads)> setup;  // workload set-up in thread 0
+};
+
+std::shared_ptr<cudapool::backend> g_device;
+
+// Set-up before the timed loop and tear-down after it, for every workload. Construct before the
+// loop; call finish() after it. When set-up fails the thread has already called SkipWithError and
+// the loop runs no iteration.
+class run_scope {
+ public:
+  run_scope(benchmark::State& state, run_context& ctx, const allocator_config& config, const run_options& options)
+      : state_(state), ctx_(ctx), thread_(state.thread_index()), threads_(state.threads()) {
+    if (thread_ == 0) setup(config, options);
+    ctx_.sync(threads_);
+    if (!ctx_.setup_error.empty()) {
+      state_.SkipWithError(ctx_.setup_error.c_str());
+      return;
+    }
+    attached_ = ctx_.alloc->attach_thread();
+    if (!attached_) {
+      fail();
+      return;
+    }
+    ok_ = true;
+  }
+
+  [[nodiscard]] bool ok() const noexcept { return ok_ && !failed_; }
+  [[nodiscard]] bench_allocator* allocator() const noexcept { return ctx_.alloc.get(); }
+  [[nodiscard]] stream_ref home() const noexcept {
+    return static_cast<std::size_t>(thread_) < ctx_.home.size() ? ctx_.home[thread_] : stream_ref{};
+  }
+  [[nodiscard]] stream_ref home_of(int thread) const noexcept {
+    return static_cast<std::size_t>(thread) < ctx_.home.size() ? ctx_.home[thread] : stream_ref{};
+  }
+  [[nodiscard]] int thread() const noexcept { return thread_; }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+  [[nodiscard]] run_context& context() const noexcept { return ctx_; }
+
+  // Reports the calling thread's last_error() and tells the other threads to stop waiting.
+  void fail(const std::string& context = {}) {
+    failed_ = true;
+    ctx_.abort.store(true, std::memory_order_relaxed);
+    std::string m = last_error();
+    if (!context.empty()) m = context + ": " + m;
+    if (m.empty()) m = "failed";
+    state_.SkipWithError(m.c_str());
+  }
+
+  // After the timed loop, in every thread. `frees`: stream-ordered frees this thread made.
+  // Thread 0 then, once every thread is done: flushes the streams, calls on_last (counters),
+  // destroys the allocator and the streams.
+  void finish(std::uint64_t frees = 0, const std::function<void(run_context&)>& on_last = {}) {
+    ctx_.frees.fetch_add(frees, std::memory_order_relaxed);
+    if (attached_) ctx_.alloc->detach_thread();
+    ctx_.sync(threads_);
+    if (thread_ != 0) return;
+    std::string error;
+    try {
+      if (ctx_.alloc != nullptr) {
+        for (const stream_ref s : ctx_.streams) ctx_.alloc->flush_stream(s);
+        for (const stream_ref s : ctx_.home) ctx_.alloc->flush_stream(s);
+        if (on_last && ctx_.setup_error.empty()) on_last(ctx_);
+      }
+    } catch (const std::exception& e) {
+      error = std::string("tear-down: ") + e.what();
+    }
+    ctx_.alloc.reset();
+    ctx_.rings.clear();
+    for (const stream_ref s : ctx_.streams) destroy_stream(s, error);
+    for (const stream_ref s : ctx_.home) destroy_stream(s, error);
+    ctx_.streams.clear();
+    ctx_.home.clear();
+    if (!error.empty() && ctx_.setup_error.empty() && !failed_) state_.SkipWithError(error.c_str());
+  }
+
+ private:
+  void setup(const allocator_config& config, const run_options& options) {
+    ctx_.setup_error.clear();
+    ctx_.abort.store(false, std::memory_order_relaxed);
+    ctx_.frees.store(0, std::memory_order_relaxed);
+    try {
+      ctx_.alloc = bench_allocator::make(config, g_device);
+      if (options.track_reserved) ctx_.alloc->track_reserved();
+      if (options.home_streams && ctx_.alloc->wants_home_streams()) {
+        for (int t = 0; t < threads_; ++t) ctx_.home.push_back(g_device->create_stream());
+      }
+      for (unsigned i = 0; i < options.streams; ++i) ctx_.streams.push_back(g_device->create_stream());
+      if (options.setup) options.setup(ctx_, threads_);
+    } catch (const std::exception& e) {
+      ctx_.setup_error = "set-up of " + config.label + ": " + e.what();
+    }
+  }
+
+  static void destroy_stream(stream_ref s, std::string& error) {
+    try {
+      g_device->destroy_stream(s);
+    } catch (const std::exception& e) {
+      if (error.empty()) error = std::string("tear-down: ") + e.what();
+    }
+  }
+
+  benchmark::State& state_;
+  run_context& ctx_;
+  int thread_;
+  int threads_;
+  bool ok_ = false;
+  bool failed_ = false;
+  bool attached_ = false;
+};
+
+void pool_reserved_counter(benchmark::State& state, run_context& ctx) {
+  if (auto st = ctx.alloc->stats()) {
+    state.counters["reserved_MiB"] = static_cast<double>(st->reserved_bytes) / mib;
+  }
+}
+
+// ---- workloads ---------------------------------------------------------------------------------
+
+void pair(benchmark::State& state, run_context& ctx, const allocator_config& config, std::size_t bytes) {
+  run_scope run(state, ctx, config, {});
+  bench_allocator* a = run.allocator();
+  const stream_ref home = run.home();
+  for (auto _ : state) {
+    void* p = a->allocate(bytes, home);
+    if (p == nullptr) [[unlikely]] {
+      run.fail();
+      break;
+    }
+    benchmark::DoNotOptimize(p);
+    if (!a->deallocate(p, home)) [[unlikely]] {
+      run.fail();
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+}
+
+enum class batch_order { lifo, fifo, random };
+constexpr std::size_t batch_size = 64;
+
+void batch(benchmark::State& state, run_context& ctx, const allocator_config& config, batch_order order) {
+  run_scope run(state, ctx, config, {});
+  bench_allocator* a = run.allocator();
+  const stream_ref home = run.home();
+  // The free orders, cycled per iteration: one for lifo and fifo, 8 shuffles for random.
+  std::vector<std::array<std::uint8_t, batch_size>> orders(order == batch_order::random ? 8 : 1);
+  std::mt19937_64 rng(1234 + run.thread());
+  for (auto& o : orders) {
+    std::iota(o.begin(), o.end(), std::uint8_t{0});
+    if (order == batch_order::lifo) std::reverse(o.begin(), o.end());
+    if (order == batch_order::random) std::shuffle(o.begin(), o.end(), rng);
+  }
+  std::array<void*, batch_size> blocks{};
+  std::size_t next_order = 0;
+  for (auto _ : state) {
+    std::size_t n = 0;
+    for (; n < batch_size; ++n) {
+      blocks[n] = a->allocate(4 * kib, home);
+      if (blocks[n] == nullptr) [[unlikely]] break;
+    }
+    if (n < batch_size) [[unlikely]] {
+      run.fail();
+      for (std::size_t i = 0; i < n; ++i) (void)a->deallocate(blocks[i], home);
+      break;
+    }
+    const auto& o = orders[next_order++ % orders.size()];
+    std::size_t i = 0;
+    for (; i < batch_size; ++i) {
+      if (!a->deallocate(blocks[o[i]], home)) [[unlikely]] break;
+    }
+    if (i < batch_size) [[unlikely]] {
+      run.fail();
+      for (++i; i < batch_size; ++i) (void)a->deallocate(blocks[o[i]], home);
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(batch_size));
+  run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+}
+
+void mix(benchmark::State& state, run_context& ctx, const allocator_config& config) {
+  run_scope run(state, ctx, config, {});
+  bench_allocator* a = run.allocator();
+  const stream_ref home = run.home();
+  const std::vector<std::size_t> sizes = log_uniform_sizes(4096, 256, mib, 42 + run.thread());
+  std::size_t i = 0;
+  for (auto _ : state) {
+    void* p = a->allocate(sizes[i++ & 4095], home);
+    if (p == nullptr) [[unlikely]] {
+      run.fail();
+      break;
+    }
+    benchmark::DoNotOptimize(p);
+    if (!a->deallocate(p, home)) [[unlikely]] {
+      run.fail();
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+}
+
+// Threads 2k (producer) and 2k + 1 (consumer) share ring k. Both run the same number of
+// iterations, so every block handed over is freed by the end of the loop.
+void prodcons(benchmark::State& state, run_context& ctx, const allocator_config& config) {
+  run_options options;
+  options.setup = [](run_context& c, int threads) {
+    for (int k = 0; k < threads / 2; ++k) c.rings.push_back(std::make_unique<spsc_ring>());
+  };
+  run_scope run(state, ctx, config, options);
+  bench_allocator* a = run.allocator();
+  const int pair_index = run.thread() / 2;
+  const bool producer = run.thread() % 2 == 0;
+  // An odd last thread (never registered) would have no partner.
+  const bool has_ring = static_cast<std::size_t>(pair_index) < ctx.rings.size() && run.ok();
+  spsc_ring* ring = has_ring ? ctx.rings[pair_index].get() : nullptr;
+  const stream_ref producer_stream = run.home_of(pair_index * 2);
+  if (ring == nullptr && run.ok()) run.fail("prodcons needs an even number of threads");
+  std::atomic<bool>& abort = ctx.abort;
+  for (auto _ : state) {
+    if (producer) {
+      void* p = a->allocate(4 * kib, producer_stream);
+      if (p == nullptr) [[unlikely]] {
+        run.fail();
+        break;
+      }
+      spin_wait wait;
+      bool handed_over = true;
+      while (!ring->push(p)) {
+        if (abort.load(std::memory_order_relaxed)) [[unlikely]] {
+          handed_over = false;
+          break;
+        }
+        wait();
+      }
+      if (!handed_over) [[unlikely]] {
+        (void)a->deallocate(p, producer_stream);
+        break;
+      }
+    } else {
+      void* p = nullptr;
+      spin_wait wait;
+      while ((p = ring->pop()) == nullptr) {
+        if (abort.load(std::memory_order_relaxed)) [[unlikely]] break;
+        wait();
+      }
+      if (p == nullptr) [[unlikely]] break;
+      if (!a->deallocate(p, producer_stream)) [[unlikely]] {
+        run.fail();
+        break;
+      }
+    }
+  }
+  if (producer) state.SetItemsProcessed(state.iterations());
+  run.finish(0, [&](run_context& c) {
+    // After a failure, blocks may be left in the rings: free them.
+    for (std::size_t k = 0; k < c.rings.size(); ++k) {
+      const stream_ref s = k * 2 < c.home.size() ? c.home[k * 2] : stream_ref{};
+      while (void* p = c.rings[k]->pop()) (void)c.alloc->deallocate(p, s);
+    }
+    pool_reserved_counter(state, c);
+  });
+}
+
+constexpr std::size_t larson_window = 128;
+constexpr std::size_t larson_ops = 4096;  // per generation (one benchmark iteration)
+
+void larson(benchmark::State& state, run_context& ctx, const allocator_config& config) {
+  run_scope run(state, ctx, config, {});
+  bench_allocator* a = run.allocator();
+  const stream_ref home = run.home();
+  const std::vector<std::size_t> sizes = log_uniform_sizes(4096, 256, 64 * kib, 7 + run.thread());
+  std::vector<void*> window(larson_window, nullptr);
+  fast_random rng(99 + run.thread());
+  if (run.ok()) {
+    for (void*& p : window) {
+      p = a->allocate(sizes[rng() & 4095], home);
+      if (p == nullptr) {
+        run.fail("larson set-up");
+        break;
+      }
+    }
+  }
+  std::string generation_error;
+  for (auto _ : state) {
+    // The next generation: a fresh thread that inherits the window and leaves it to its successor.
+    std::thread generation([&] {
+      if (!a->attach_thread()) {
+        generation_error = last_error();
+        return;
+      }
+      for (std::size_t op = 0; op < larson_ops; ++op) {
+        const std::uint64_t r = rng();
+        void*& slot = window[r % larson_window];
+        if (!a->deallocate(slot, home)) [[unlikely]] {
+          generation_error = last_error();
+          slot = nullptr;
+          break;
+        }
+        slot = a->allocate(sizes[(r >> 32) & 4095], home);
+        if (slot == nullptr) [[unlikely]] {
+          generation_error = last_error();
+          break;
+        }
+      }
+      a->detach_thread();
+    });
+    generation.join();
+    if (!generation_error.empty()) [[unlikely]] {
+      set_last_error(generation_error);
+      run.fail();
+      break;
+    }
+  }
+  // The last generation's window (or what set-up got of it) is freed, untimed.
+  if (a != nullptr) {
+    for (void* p : window) {
+      if (p != nullptr) (void)a->deallocate(p, home);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(larson_ops));
+  run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+}
+
+constexpr unsigned stream_count = 16;
+
+void streams(benchmark::State& state, run_context& ctx, const allocator_config& config, bool cross) {
+  run_options options;
+  options.home_streams = false;
+  options.streams = stream_count;
+  run_scope run(state, ctx, config, options);
+  bench_allocator* a = run.allocator();
+  const stream_ref alloc_stream = run.ok() ? ctx.streams[run.thread() % stream_count] : stream_ref{};
+  const stream_ref free_stream =
+      run.ok() ? ctx.streams[(run.thread() + (cross ? 1 : 0)) % stream_count] : stream_ref{};
+  std::uint64_t frees = 0;
+  for (auto _ : state) {
+    void* p = a->allocate(4 * kib, alloc_stream);
+    if (p == nullptr) [[unlikely]] {
+      run.fail();
+      break;
+    }
+    benchmark::DoNotOptimize(p);
+    if (!a->deallocate(p, alloc_stream, free_stream)) [[unlikely]] {
+      run.fail();
+      break;
+    }
+    ++frees;
+  }
+  state.SetItemsProcessed(state.iterations());
+  run.finish(frees, [&](run_context& c) {
+    if (auto st = c.alloc->stats()) {
+      const std::uint64_t n = c.frees.load(std::memory_order_relaxed);
+      if (n > 0) state.counters["events_per_free"] = static_cast<double>(st->events_recorded) / static_cast<double>(n);
+      state.counters["reserved_MiB"] = static_cast<double>(st->reserved_bytes) / mib;
+    }
+  });
+}
+
+void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t) {
+  run_options options;
+  options.home_streams = false;
+  options.streams = t.streams;
+  options.track_reserved = true;
+  run_scope run(state, ctx, config, options);
+  bench_allocator* a = run.allocator();
+  const std::vector<stream_ref>& streams = ctx.streams;
+  std::vector<void*> slots(t.slots, nullptr);
+  const std::size_t n = t.ops.size();
+  std::size_t pos = 0;
+  for (auto _ : state) {
+    const trace_op& o = t.ops[pos];
+    if (o.alloc) {
+      void* p = a->allocate(o.bytes, streams[o.stream]);
+      if (p == nullptr) [[unlikely]] {
+        run.fail(t.name + " operation " + std::to_string(pos));
+        break;
+      }
+      slots[o.slot] = p;
+    } else {
+      void* p = std::exchange(slots[o.slot], nullptr);
+      if (!a->deallocate(p, streams[o.alloc_stream], streams[o.stream])) [[unlikely]] {
+        run.fail(t.name + " operation " + std::to_string(pos));
+        break;
+      }
+    }
+    if (++pos == n) pos = 0;
+  }
+  const std::uint64_t replayed = static_cast<std::uint64_t>(state.iterations());
+  // What is still live when the loop stops mid-trace is freed, untimed.
+  if (a != nullptr && run.ok()) {
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] == nullptr) continue;
+      const stream_ref s = streams[t.slot_stream[i]];
+      if (!a->deallocate(slots[i], s, s)) {
+        run.fail("replay clean-up");
+        break;
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  const bool ok = run.ok();
+  run.finish(0, [&](run_context& c) {
+    if (!ok || replayed == 0) return;
+    const std::size_t live = t.peak_live_upto[std::min<std::uint64_t>(replayed, n) - 1];
+    state.counters["peak_live_MiB"] = static_cast<double>(live) / mib;
+    if (const auto reserved = c.alloc->peak_reserved_bytes()) {
+      state.counters["peak_reserved_MiB"] = static_cast<double>(*reserved) / mib;
+      if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(*reserved) / static_cast<double>(live);
+    }
+  });
+}
+
+// ---- registration ------------------------------------------------------------------------------
+
+std::vector<int> thread_counts(std::initializer_list<int> counts, int max_threads) {
+  std::vector<int> out;
+  for (const int t : counts) {
+    if (t <= max_threads) out.push_back(t);
+  }
+  return out;
+}
+
+template <class F>
+void add(const std::string& name, const std::vector<int>& threads, F&& body) {
+  if (threads.empty()) return;
+  auto ctx = std::make_shared<run_context>();
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [ctx, body](benchmark::State& s) { body(s, *ctx); });
+  for (const int t : threads) b->Threads(t);
+  b->UseRealTime();
+}
+
+}  // namespace
+
+void register_benchmarks(const std::vector<allocator_config>& allocators,
+                         const std::vector<std::shared_ptr<const trace>>& traces,
+                         std::shared_ptr<cudapool::backend> device) {
+  g_device = std::move(device);
+  const auto up_to_64 = {1, 2, 4, 8, 16, 32, 64};
+  for (const allocator_config& a : allocators) {
+    const std::vector<int> all = thread_counts(up_to_64, a.max_threads);
+    for (const std::size_t bytes : {std::size_t{256}, 4 * kib, mib}) {
+      if (!a.all_workloads && bytes != 4 * kib) continue;
+      add("pair/" + a.label + "/" + std::to_string(bytes), all,
+          [a, bytes](benchmark::State& s, run_context& c) { pair(s, c, a, bytes); });
+    }
+    if (!a.all_workloads) continue;
+    for (const auto& [order, label] : {std::pair{batch_order::lifo, "lifo"}, std::pair{batch_order::fifo, "fifo"},
+                                       std::pair{batch_order::random, "random"}}) {
+      add("batch/" + a.label + "/" + label, all,
+          [a, order](benchmark::State& s, run_context& c) { batch(s, c, a, order); });
+    }
+    add("mix/" + a.label, all, [a](benchmark::State& s, run_context& c) { mix(s, c, a); });
+    add("prodcons/" + a.label, thread_counts({2, 4, 8, 16, 32, 64}, a.max_threads),
+        [a](benchmark::State& s, run_context& c) { prodcons(s, c, a); });
+    // Fewer thread counts: every iteration creates and joins a thread per lineage.
+    add("larson/" + a.label, thread_counts({1, 4, 16, 64}, a.max_threads),
+        [a](benchmark::State& s, run_context& c) { larson(s, c, a); });
+    for (const bool cross : {false, true}) {
+      add("streams/" + a.label + (cross ? "/cross" : "/same"), thread_counts({1, 2, 4, 8, 16}, a.max_threads),
+          [a, cross](benchmark::State& s, run_context& c) { streams(s, c, a, cross); });
+    }
+    for (const std::shared_ptr<const trace>& t : traces) {
+      auto ctx = std::make_shared<run_context>();
+      benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name).c_str(),
+                                   [ctx, a, t](benchmark::State& s) { replay(s, *ctx, a, *t); })
+          ->UseRealTime();
+    }
+  }
+}
+
+void release_backend() noexcept { g_device.reset(); }
+
+}  // namespace bench
