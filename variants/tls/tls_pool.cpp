@@ -29,7 +29,7 @@ struct tls_thread_registry {
       std::lock_guard lock(e.shared->mutex);
       if (tls_free_lists* lists = e.shared->lists) {
         {
-          tls_free_lists::cache_lock held(*e.cache);
+          std::lock_guard held(e.cache->mutex);  // the owner (this thread) is in no fast path
           lists->flush_locked(*e.cache);
         }
         auto& v = e.shared->caches;
@@ -115,13 +115,38 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
 
 block_index tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexcept {
   {
-    cache_lock lock(tc);
+    std::lock_guard lock(tc.mutex);
     if (const block_index b = refill_locked(tc, c); b != no_block) return b;
   }
   // Nothing in the transfer layer: take back what idle caches hold before the pool grows.
   drain_idle_caches();
-  cache_lock lock(tc);
+  std::lock_guard lock(tc.mutex);
   return refill_locked(tc, c);
+}
+
+block_index tls_free_lists::pop_guarded(thread_cache& tc, core::size_class c) noexcept {
+  {
+    std::lock_guard lock(tc.mutex);
+    bin& b = tc.bins[c];
+    ++tc.ops;
+    if (const std::uint32_t n = b.count.load(std::memory_order_relaxed); n > 0) {
+      b.count.store(n - 1, std::memory_order_relaxed);
+      return b.slots[n - 1];
+    }
+  }
+  return pop_slow(tc, c);
+}
+
+void tls_free_lists::push_guarded(thread_cache& tc, core::size_class c, block_index blk) noexcept {
+  std::lock_guard lock(tc.mutex);
+  bin& b = tc.bins[c];
+  ++tc.ops;
+  if (const std::uint32_t n = b.count.load(std::memory_order_relaxed); n < b.capacity) {
+    b.slots[n] = blk;
+    b.count.store(n + 1, std::memory_order_relaxed);
+    return;
+  }
+  overflow_locked(tc, c, blk);
 }
 
 block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) noexcept {
@@ -161,7 +186,7 @@ block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) 
   return first;
 }
 
-void tls_free_lists::overflow(thread_cache& tc, core::size_class c, block_index blk) noexcept {
+void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept {
   bin& b = tc.bins[c];
   const std::uint32_t batch = batch_[c];
   const std::size_t room = std::size_t{batch} * block_bytes_[c];
@@ -260,18 +285,41 @@ void tls_free_lists::push_transfer(core::size_class c, core::block_chain chain) 
 
 void tls_free_lists::flush_thread_cache() noexcept {
   if (thread_cache* tc = my_cache()) {
-    cache_lock lock(*tc);
+    std::lock_guard lock(tc->mutex);
     flush_locked(*tc);
   }
 }
 
+void tls_free_lists::claim(thread_cache* const* caches, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) caches[i]->drain_request.store(1, std::memory_order_relaxed);
+  core::heavy_fence(asymmetric_);
+  for (std::size_t i = 0; i < n; ++i) {
+    // Acquire pairs with end_op's release: the owner's last operation happens before the drain.
+    while (caches[i]->in_op.load(std::memory_order_acquire) != 0) core::backoff::cpu_relax();
+  }
+}
+
+void tls_free_lists::unclaim(thread_cache& tc) noexcept {
+  tc.drain_request.store(0, std::memory_order_release);  // pairs with begin_op's acquire
+  tc.mutex.unlock();
+}
+
 void tls_free_lists::drain_idle_caches() noexcept {
   std::lock_guard lock(shared_->mutex);
+  std::vector<thread_cache*> held;
+  try {
+    held.reserve(shared_->caches.size());
+  } catch (const std::bad_alloc&) {
+    return;  // nothing drained: growth or out_of_memory's trim will do
+  }
   for (thread_cache* tc : shared_->caches) {
-    if (tc->locked.exchange(true, std::memory_order_acquire)) continue;  // busy: not idle
+    if (tc->mutex.try_lock()) held.push_back(tc);  // a cache in its owner's slow path is not idle
+  }
+  claim(held.data(), held.size());
+  for (thread_cache* tc : held) {
     if (tc->ops == tc->ops_seen) flush_locked(*tc);
     tc->ops_seen = tc->ops;
-    tc->locked.store(false, std::memory_order_release);
+    unclaim(*tc);
   }
 }
 
@@ -289,10 +337,13 @@ core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
   };
   {
     std::lock_guard lock(shared_->mutex);
-    for (thread_cache* tc : shared_->caches) {
-      cache_lock held(*tc);
+    std::vector<thread_cache*>& caches = shared_->caches;
+    for (thread_cache* tc : caches) tc->mutex.lock();  // drainers are serialised by shared_->mutex
+    claim(caches.data(), caches.size());
+    for (thread_cache* tc : caches) {
       bin& b = tc->bins[c];
       append(take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+      unclaim(*tc);
     }
   }
   transfer& t = transfer_[c];

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/basic_pool.hpp"
+#include "core/asymmetric_fence.hpp"
 #include "core/tagged_stack.hpp"
 
 namespace cudapool {
@@ -38,32 +39,38 @@ class tls_free_lists {
   tls_free_lists(const tls_free_lists&) = delete;
   tls_free_lists& operator=(const tls_free_lists&) = delete;
 
-  // Thread-safe. Hot: the calling thread's cache.
+  // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
   [[nodiscard]] block_index pop(core::size_class c) noexcept {
     thread_cache* tc = my_cache();
     if (tc == nullptr) [[unlikely]] return pop_transfer(c);
-    cache_lock lock(*tc);
+    if (!begin_op(*tc)) [[unlikely]] return pop_guarded(*tc, c);
     bin& b = tc->bins[c];
     ++tc->ops;
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
     if (n == 0) [[unlikely]] {
-      lock.unlock();
+      end_op(*tc);
       return pop_slow(*tc, c);
     }
     b.count.store(n - 1, std::memory_order_relaxed);
-    return b.slots[n - 1];
+    const block_index blk = b.slots[n - 1];
+    end_op(*tc);
+    return blk;
   }
-  // Thread-safe. Hot: the calling thread's cache.
+  // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
   void push(core::size_class c, block_index blk) noexcept {
     thread_cache* tc = my_cache();
     if (tc == nullptr) [[unlikely]] return push_transfer(c, {blk, blk, 1});
-    cache_lock lock(*tc);
+    if (!begin_op(*tc)) [[unlikely]] return push_guarded(*tc, c, blk);
     bin& b = tc->bins[c];
     ++tc->ops;
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
-    if (n == b.capacity) [[unlikely]] return overflow(*tc, c, blk);
+    if (n == b.capacity) [[unlikely]] {
+      end_op(*tc);
+      return push_guarded(*tc, c, blk);
+    }
     b.slots[n] = blk;
     b.count.store(n + 1, std::memory_order_relaxed);
+    end_op(*tc);
   }
   // Thread-safe. Growth and reclaim batches go to the transfer layer.
   void push_chain(core::size_class c, core::block_chain chain) noexcept { push_transfer(c, chain); }
@@ -86,32 +93,34 @@ class tls_free_lists {
     bool underflowed = false;             // the last miss was an underflow (for capacity growth)
     block_index* slots = nullptr;         // max_capacity_batches * batch entries
   };
+  // Who touches a cache: its owner thread on every operation (between begin_op and end_op, with
+  // no lock), its owner's slow paths and drainers (other threads: idle pass, trim, the owner's
+  // exit) under `mutex`. A drainer holds `mutex`, sets `drain_request`, runs the heavy side of an
+  // asymmetric fence and waits for `in_op` to be 0; an owner sets `in_op`, runs the light side and
+  // leaves for the mutex path if it sees `drain_request`. So the owner's fast path never overlaps a
+  // drain, and costs plain loads and stores.
   struct thread_cache {
-    std::atomic<bool> locked{false};  // the owner on every operation; drainers with try_lock
-    std::uint64_t ops = 0;            // GUARDED_BY(locked); read by the idle pass under the lock
-    std::uint64_t ops_seen = 0;       // GUARDED_BY(locked): ops at the previous idle pass
+    std::atomic<std::uint32_t> in_op{0};          // owner: 1 inside a fast-path operation
+    std::atomic<std::uint32_t> drain_request{0};  // drainer: 1 while it holds the cache
+    std::mutex mutex;                             // owner's slow paths and drainers
+    std::uint64_t ops = 0;       // operations so far (owner); read by the idle pass while it drains
+    std::uint64_t ops_seen = 0;  // ops at the previous idle pass (idle pass only)
     std::unique_ptr<bin[]> bins;
     std::unique_ptr<block_index[]> storage;
   };
-  struct cache_lock {
-    explicit cache_lock(thread_cache& tc) noexcept : tc_(tc) {
-      // Acquire pairs with the release in the previous holder's unlock.
-      while (tc_.locked.exchange(true, std::memory_order_acquire)) {
-        while (tc_.locked.load(std::memory_order_relaxed)) core::backoff::cpu_relax();
-      }
-    }
-    cache_lock(const cache_lock&) = delete;
-    cache_lock& operator=(const cache_lock&) = delete;
-    ~cache_lock() {
-      if (held_) unlock();
-    }
-    void unlock() noexcept {
-      tc_.locked.store(false, std::memory_order_release);
-      held_ = false;
-    }
-    thread_cache& tc_;
-    bool held_ = true;
-  };
+  bool begin_op(thread_cache& tc) noexcept {
+    tc.in_op.store(1, std::memory_order_relaxed);
+    core::light_fence(asymmetric_);
+    // Acquire: if this reads a drainer's release of 0, the drain's writes happen before our reads.
+    if (tc.drain_request.load(std::memory_order_acquire) == 0) [[likely]] return true;
+    end_op(tc);
+    return false;
+  }
+  // Release pairs with the drainer's acquire wait on in_op.
+  static void end_op(thread_cache& tc) noexcept { tc.in_op.store(0, std::memory_order_release); }
+  // A drainer's hold on caches: claim() with their mutexes held, one heavy fence for all of them.
+  void claim(thread_cache* const* caches, std::size_t n) noexcept;
+  static void unclaim(thread_cache& tc) noexcept;
   // What the pool and every thread that used it share; outlives whichever goes first.
   struct shared_state {
     std::mutex mutex;
@@ -138,8 +147,11 @@ class tls_free_lists {
   static inline thread_local last_used last_{0, nullptr};
   [[gnu::noinline]] thread_cache* register_thread() noexcept;
   [[gnu::noinline]] block_index pop_slow(thread_cache& tc, core::size_class c) noexcept;
+  [[gnu::noinline]] block_index pop_guarded(thread_cache& tc, core::size_class c) noexcept;
+  [[gnu::noinline]] void push_guarded(thread_cache& tc, core::size_class c, block_index blk) noexcept;
+  // The *_locked functions run with tc.mutex held by the owner, or by a drainer that claimed tc.
   block_index refill_locked(thread_cache& tc, core::size_class c) noexcept;
-  [[gnu::noinline]] void overflow(thread_cache& tc, core::size_class c, block_index blk) noexcept;
+  void overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept;
   block_index pop_transfer(core::size_class c) noexcept;
   void push_transfer(core::size_class c, core::block_chain chain) noexcept;
   // Moves up to n blocks from the top of a bin into a chain. Caller holds the cache lock.
@@ -156,6 +168,7 @@ class tls_free_lists {
   // on slow paths (capacity growth, drains).
   std::atomic<std::size_t> cache_capacity_bytes_{0};
   const std::uint64_t id_;                    // process-unique, never reused: the thread_local key
+  const bool asymmetric_ = core::asymmetric_fences_available();  // one fence mode for both sides
   std::unique_ptr<transfer[]> transfer_;
   std::shared_ptr<shared_state> shared_;
 };
