@@ -102,4 +102,16 @@ struct block_chain {
   [[nodiscard]] bool empty() const noexcept { return count == 0; }
 };
 
+// Appends `more` to `to` (not thread-safe: both chains belong to the caller).
+inline void append(block_table& t, block_chain& to, const block_chain& more) noexcept {
+  if (more.empty()) return;
+  if (to.empty()) {
+    to = more;
+    return;
+  }
+  t[to.tail].next.store(more.head, std::memory_order_relaxed);
+  to.tail = more.tail;
+  to.count += more.count;
+}
+
 }  // namespace cudapool::core

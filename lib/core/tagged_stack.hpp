@@ -111,6 +111,17 @@ class tagged_stack {
     return index_of(h);
   }
 
+  // Thread-safe and lock-free: pop_all(), then a private walk to find the tail and count.
+  [[nodiscard]] block_chain take_all(block_table& t) noexcept {
+    block_chain chain;
+    chain.head = pop_all();
+    for (block_index b = chain.head; b != no_block; b = t[b].next.load(std::memory_order_relaxed)) {
+      chain.tail = b;
+      ++chain.count;
+    }
+    return chain;
+  }
+
   // Not thread-safe against writers: exact only at quiescence.
   [[nodiscard]] block_index peek_unsafe() const noexcept { return index_of(head_.load(std::memory_order_acquire)); }
 

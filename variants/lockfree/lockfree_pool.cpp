@@ -8,16 +8,6 @@ lockfree_free_lists::lockfree_free_lists(core::pool_core& core)
       backoff_(core.options().backoff),
       stacks_(std::make_unique<padded_stack[]>(core.classes().count())) {}
 
-core::block_chain lockfree_free_lists::take_all(core::size_class c) noexcept {
-  core::block_chain chain;
-  chain.head = stacks_[c].stack.pop_all();
-  for (block_index b = chain.head; b != no_block; b = blocks_[b].next.load(std::memory_order_relaxed)) {
-    chain.tail = b;
-    ++chain.count;
-  }
-  return chain;
-}
-
 std::size_t lockfree_free_lists::free_blocks(core::size_class c) const noexcept {
   const std::size_t bound = core_.capacity_blocks(c);
   std::size_t n = 0;

@@ -27,7 +27,7 @@ class lockfree_free_lists {
     stacks_[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
   }
   // Thread-safe and lock-free: one CAS detaches the whole stack (the walk to its tail is private).
-  [[nodiscard]] core::block_chain take_all(core::size_class c) noexcept;
+  [[nodiscard]] core::block_chain take_all(core::size_class c) noexcept { return stacks_[c].stack.take_all(blocks_); }
   // Walks the stack: exact at quiescence, an estimate otherwise (bounded by the class capacity).
   [[nodiscard]] std::size_t free_blocks(core::size_class c) const noexcept;
   [[nodiscard]] std::size_t cached_blocks(core::size_class) const noexcept { return 0; }

@@ -50,16 +50,6 @@ stream_free_lists::partition* stream_free_lists::find_slow(stream_ref s) noexcep
   }
 }
 
-core::block_chain stream_free_lists::detach(core::tagged_stack<>& stack) noexcept {
-  core::block_chain chain;
-  chain.head = stack.pop_all();
-  for (block_index b = chain.head; b != no_block; b = blocks_[b].next.load(std::memory_order_relaxed)) {
-    chain.tail = b;
-    ++chain.count;
-  }
-  return chain;
-}
-
 std::size_t stream_free_lists::count(const core::tagged_stack<>& stack, core::size_class c) const noexcept {
   const std::size_t bound = core_.capacity_blocks(c);
   std::size_t n = 0;
@@ -73,7 +63,7 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s) {
   partition* mine = find(s);
   for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
     if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
-    const core::block_chain chain = detach(p->stacks[c].stack);
+    const core::block_chain chain = take_from(p->stacks[c].stack);
     if (chain.empty()) continue;
     try {
       // Work enqueued on s from now on runs after everything enqueued on p's stream so far, which
@@ -97,7 +87,7 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s) {
 }
 
 core::block_chain stream_free_lists::take_all(core::size_class c) noexcept {
-  core::block_chain all = detach(shared_[c].stack);
+  core::block_chain all = take_from(shared_[c].stack);
   std::lock_guard lock(partitions_mutex_);
   for (const auto& p : owned_) {
     if (p->stacks[c].stack.peek_unsafe() == no_block) continue;
@@ -108,15 +98,7 @@ core::block_chain stream_free_lists::take_all(core::size_class c) noexcept {
       std::fprintf(stderr, "cudapool: trim could not synchronize a stream: %s\n", e.what());
       continue;
     }
-    const core::block_chain chain = detach(p->stacks[c].stack);
-    if (chain.empty()) continue;
-    if (all.empty()) {
-      all = chain;
-    } else {
-      blocks_[all.tail].next.store(chain.head, std::memory_order_relaxed);
-      all.tail = chain.tail;
-      all.count += chain.count;
-    }
+    core::append(blocks_, all, take_from(p->stacks[c].stack));
   }
   return all;
 }
@@ -127,17 +109,7 @@ void stream_free_lists::retire_stream(stream_ref s) {
   std::lock_guard lock(partitions_mutex_);
   // All classes as one chain: one final event covers them.
   core::block_chain all;
-  for (core::size_class c = 0; c < class_count_; ++c) {
-    const core::block_chain chain = detach(p->stacks[c].stack);
-    if (chain.empty()) continue;
-    if (all.empty()) {
-      all = chain;
-    } else {
-      blocks_[all.tail].next.store(chain.head, std::memory_order_relaxed);
-      all.tail = chain.tail;
-      all.count += chain.count;
-    }
-  }
+  for (core::size_class c = 0; c < class_count_; ++c) core::append(blocks_, all, take_from(p->stacks[c].stack));
   core_.defer_chain(all, s);
   core_.flush_stream(s);  // large frees on s too
   generation_.fetch_add(1, std::memory_order_release);

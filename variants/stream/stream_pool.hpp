@@ -122,7 +122,7 @@ class stream_free_lists {
   [[gnu::noinline]] partition* find_slow(stream_ref s) noexcept;
   [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
-  core::block_chain detach(core::tagged_stack<>& stack) noexcept;
+  core::block_chain take_from(core::tagged_stack<>& stack) noexcept { return stack.take_all(blocks_); }
   std::size_t count(const core::tagged_stack<>& stack, core::size_class c) const noexcept;
 
   core::pool_core& core_;

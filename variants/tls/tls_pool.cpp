@@ -325,16 +325,6 @@ void tls_free_lists::drain_idle_caches() noexcept {
 
 core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
   core::block_chain all;
-  auto append = [&](core::block_chain ch) {
-    if (ch.empty()) return;
-    if (all.empty()) {
-      all = ch;
-    } else {
-      blocks_[all.tail].next.store(ch.head, std::memory_order_relaxed);
-      all.tail = ch.tail;
-      all.count += ch.count;
-    }
-  };
   {
     std::lock_guard lock(shared_->mutex);
     std::vector<thread_cache*>& caches = shared_->caches;
@@ -342,13 +332,13 @@ core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
     claim(caches.data(), caches.size());
     for (thread_cache* tc : caches) {
       bin& b = tc->bins[c];
-      append(take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+      core::append(blocks_, all, take_from_bin(b, b.count.load(std::memory_order_relaxed)));
       unclaim(*tc);
     }
   }
   transfer& t = transfer_[c];
   std::lock_guard lock(t.mutex);
-  for (const core::block_chain& ch : t.batches) append(ch);
+  for (const core::block_chain& ch : t.batches) core::append(blocks_, all, ch);
   t.batches.clear();
   t.blocks = 0;
   return all;
