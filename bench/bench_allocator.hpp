@@ -26,6 +26,7 @@ struct allocator_config {
   cudapool::pool_options options;
   bool all_workloads = true;  // false: an option sweep, measured on pair/4096 only
   int max_threads = 64;       // thread counts above this are not registered for this allocator
+  int max_larson_threads = 64;
 };
 
 class bench_allocator {

@@ -43,10 +43,15 @@ std::vector<allocator_config> allocators(bool with_peers) {
   if (with_peers) {
     for (const std::string& p : bench::peer_names()) {
       allocator_config c{p, allocator_config::kind::peer, p, {}};
-      // cudaMalloc/cudaFree take device-wide locks (2.3-84 us per pair on the H200 host) and do
-      // not scale: its curve is flat well before 16 threads, and above that it would take most of
-      // the suite's time.
-      if (p == "cudaMalloc") c.max_threads = 16;
+      // Run time of the GPU suite (min_time 0.1 s x 3 repetitions, 438 benchmarks: about 5
+      // minutes estimated for the 16-core H200 host; the sim suite's 278 take 200 s on 2 cores). cudaMalloc/cudaFree take device-wide locks (2.3-84 us per pair there)
+      // and do not scale: its curves are flat well before 16 threads, so it stops at 16 threads,
+      // and at 4 in larson, where one iteration is 4096 operations per thread (16 threads would
+      // be seconds per iteration).
+      if (p == "cudaMalloc") {
+        c.max_threads = 16;
+        c.max_larson_threads = 4;
+      }
       all.push_back(c);
     }
   }

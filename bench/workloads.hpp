@@ -5,9 +5,10 @@
 //
 //   pair/<a>/<bytes>         allocate + free one block of 256 B, 4 KiB or 1 MiB; threads 1..64
 //   batch/<a>/<order>        allocate 64 blocks of 4 KiB, then free them in lifo, fifo or random
-//                            order; threads 1..64; an item is one block (alloc + free)
+//                            order; threads 1, 4, 16, 64; an item is one block (alloc + free)
 //   mix/<a>                  allocate + free one block of a size drawn log-uniformly in
-//                            256 B .. 1 MiB (a per-thread table of 4096 sizes); threads 1..64
+//                            256 B .. 1 MiB (a per-thread table of 4096 sizes); threads 1, 4,
+//                            16, 64
 //   prodcons/<a>             threads in pairs: a producer allocates 4 KiB blocks and hands them
 //                            through an SPSC ring (1024 slots) to its consumer, which frees them
 //                            (cross-thread frees); threads 2..64; an item is one block
@@ -32,6 +33,8 @@
 //                            stats().peak_reserved_bytes; cudaMallocAsync: the pool's
 //                            ReservedMemHigh; cub: its cached + live bytes sampled after each
 //                            allocation; cudaMalloc: omitted)
+//   replay/<a>/<trace>/immediate  pools only: the same with immediate frees (deallocate(p)), which
+//                            separates the cost of deferred (stream-ordered) frees from the rest
 //
 // Streams of the peers: in the workloads without streams a peer allocates on a stream of its own
 // per benchmark thread (non-blocking, made on the backend in set-up) and frees on that stream
@@ -40,7 +43,8 @@
 // once in the order of the allocating stream.
 //
 // Every run makes its allocator (and streams) in set-up and destroys them at tear-down, after
-// every thread is done; streams are flushed (flush_stream) before they are destroyed.
+// every thread is done: streams are flushed (flush_stream), the allocator is destroyed, and only
+// then the streams (so no pool ever sees a destroyed stream: no retire_stream is needed).
 #pragma once
 
 #include <memory>
