@@ -254,7 +254,14 @@ class basic_pool final : private core::free_list_sink {
     return no_block;
   }
 
+  // Large requests: a cached chunk; else, if large chunks wait behind stream-ordered frees, close
+  // their epochs and take back the completed ones first; else a new chunk; else wait and trim.
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment) {
+    if (void* p = core_.allocate_large(bytes, alignment, false)) return p;
+    if (core_.large_pending()) {
+      core_.close_open_epochs();
+      core_.reclaim(*this);
+    }
     if (void* p = core_.allocate_large(bytes, alignment)) return p;
     core_.wait_pending(*this);
     trim();

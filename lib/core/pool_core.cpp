@@ -167,7 +167,7 @@ void pool_core::cache_large_locked(std::uint32_t id) {
   large_cache_.emplace(l.chunk_bytes, id);
 }
 
-void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment) {
+void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, bool may_grow) {
   const std::size_t need = round_up(bytes + (alignment > min_alignment ? alignment : 0), large_granularity);
   std::unique_lock lock(large_mutex_);
   std::uint32_t id = 0;
@@ -179,7 +179,7 @@ void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment) {
     large_cached_bytes_ -= large_[id].chunk_bytes;
   } else {
     lock.unlock();
-    if (!options_.allow_growth) return nullptr;  // a fixed pool never calls the backend again
+    if (!may_grow || !options_.allow_growth) return nullptr;  // a fixed pool never calls the backend again
     void* chunk = backend_chunk(need);
     if (chunk == nullptr) {
       trim_large_cache(0);  // cached chunks of other sizes go first
@@ -423,6 +423,7 @@ void pool_core::defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) 
     se.open.push_back(item);
     if (item & large_tag) {
       ++pending_large_;
+      large_pending_.store(pending_large_, std::memory_order_relaxed);
       pending_large_bytes_ += bytes;
     } else {
       ++pending_blocks_[blocks_[item].size_class()];
@@ -562,6 +563,7 @@ void pool_core::release_items(std::vector<std::uint32_t>& items, free_list_sink&
     std::lock_guard lock(epoch_mutex_);
     for (size_class c = 0; c < chains.size(); ++c) pending_blocks_[c] -= chains[c].count;
     pending_large_ -= large_done;
+    large_pending_.store(pending_large_, std::memory_order_relaxed);
     pending_large_bytes_ -= large_bytes;
   }
   for (size_class c = 0; c < chains.size(); ++c) {

@@ -164,8 +164,11 @@ class pool_core {
   // Gives cached large chunks back until at most `keep_bytes` stay cached. Returns bytes freed.
   std::size_t trim_large_cache(std::size_t keep_bytes);
 
-  // Large requests (above the largest class, or over-aligned). nullptr when exhausted.
-  void* allocate_large(std::size_t bytes, std::size_t alignment);
+  // Large requests (above the largest class, or over-aligned), from the cache of free chunks, then
+  // (if may_grow) from the backend. nullptr when exhausted.
+  void* allocate_large(std::size_t bytes, std::size_t alignment, bool may_grow = true);
+  // Large allocations freed on a stream and not yet reclaimed.
+  [[nodiscard]] bool large_pending() const noexcept { return large_pending_.load(std::memory_order_relaxed) != 0; }
 
   void count_oom() noexcept { ooms_.fetch_add(1, std::memory_order_relaxed); }
   // What out_of_memory says: what was asked, what is held and where.
@@ -276,6 +279,7 @@ class pool_core {
   std::unordered_map<void*, stream_epochs> epochs_;  // GUARDED_BY(epoch_mutex_)
   std::vector<std::size_t> pending_blocks_;          // per class; GUARDED_BY(epoch_mutex_)
   std::size_t pending_large_ = 0;                    // GUARDED_BY(epoch_mutex_)
+  std::atomic<std::size_t> large_pending_{0};        // a copy of pending_large_ for lock-free checks
   std::size_t pending_large_bytes_ = 0;              // GUARDED_BY(epoch_mutex_)
   std::size_t closed_epochs_ = 0;                    // GUARDED_BY(epoch_mutex_)
 

@@ -304,36 +304,43 @@ void tls_free_lists::unclaim(thread_cache& tc) noexcept {
   tc.mutex.unlock();
 }
 
+// Drainers hold at most this many cache mutexes at once (one heavy fence per group): bounded lock
+// sets keep ThreadSanitizer's deadlock detector (64 locks per thread) and lock holds short.
+constexpr std::size_t claim_group = 32;
+
 void tls_free_lists::drain_idle_caches() noexcept {
   std::lock_guard lock(shared_->mutex);
-  std::vector<thread_cache*> held;
-  try {
-    held.reserve(shared_->caches.size());
-  } catch (const std::bad_alloc&) {
-    return;  // nothing drained: growth or out_of_memory's trim will do
-  }
-  for (thread_cache* tc : shared_->caches) {
-    if (tc->mutex.try_lock()) held.push_back(tc);  // a cache in its owner's slow path is not idle
-  }
-  claim(held.data(), held.size());
-  for (thread_cache* tc : held) {
-    if (tc->ops == tc->ops_seen) flush_locked(*tc);
-    tc->ops_seen = tc->ops;
-    unclaim(*tc);
+  const std::vector<thread_cache*>& caches = shared_->caches;
+  for (std::size_t first = 0; first < caches.size(); first += claim_group) {
+    thread_cache* held[claim_group];
+    std::size_t n = 0;
+    for (std::size_t i = first; i < std::min(caches.size(), first + claim_group); ++i) {
+      if (caches[i]->mutex.try_lock()) held[n++] = caches[i];  // in its owner's slow path: not idle
+    }
+    claim(held, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      thread_cache& tc = *held[i];
+      if (tc.ops == tc.ops_seen) flush_locked(tc);
+      tc.ops_seen = tc.ops;
+      unclaim(tc);
+    }
   }
 }
 
 core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
   core::block_chain all;
   {
-    std::lock_guard lock(shared_->mutex);
-    std::vector<thread_cache*>& caches = shared_->caches;
-    for (thread_cache* tc : caches) tc->mutex.lock();  // drainers are serialised by shared_->mutex
-    claim(caches.data(), caches.size());
-    for (thread_cache* tc : caches) {
-      bin& b = tc->bins[c];
-      core::append(blocks_, all, take_from_bin(b, b.count.load(std::memory_order_relaxed)));
-      unclaim(*tc);
+    std::lock_guard lock(shared_->mutex);  // serialises drainers
+    const std::vector<thread_cache*>& caches = shared_->caches;
+    for (std::size_t first = 0; first < caches.size(); first += claim_group) {
+      const std::size_t n = std::min(caches.size() - first, claim_group);
+      for (std::size_t i = 0; i < n; ++i) caches[first + i]->mutex.lock();
+      claim(&caches[first], n);
+      for (std::size_t i = 0; i < n; ++i) {
+        bin& b = caches[first + i]->bins[c];
+        core::append(blocks_, all, take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+        unclaim(*caches[first + i]);
+      }
     }
   }
   transfer& t = transfer_[c];
