@@ -1,0 +1,44 @@
+# Every bad command line must be refused with exit status 2 and a one-line message, before any run.
+# (A value listed with commas is several arguments.)
+#   cmake -DSTRESS=<path to stress> -DWORK_DIR=<scratch dir> -P bad_arguments.cmake
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(empty_trace "${WORK_DIR}/empty_trace.csv")
+file(WRITE "${empty_trace}" "# no allocations here\nop,id,bytes,stream\n")
+
+set(cases
+  "--threads=0"
+  "--streams=0"
+  "--threads=abc"
+  "--handoff=1.5"
+  "--cross-stream=-0.1"
+  "--sizes=bogus"
+  "--sizes=fixed:abc"
+  "--sizes=fixed:0"
+  "--sizes=trace:${WORK_DIR}/no_such_trace.csv"
+  "--sizes=trace:${empty_trace}"
+  "--duration=1,--ops=10"
+  "--duration=0"
+  "--variant=no_such_variant"
+  "--backend=gpu"
+  "--inject=bogus"
+  "--no-such-option"
+)
+set(failures 0)
+foreach(args IN LISTS cases)
+  string(REPLACE ";" " " shown "${args}")
+  string(REPLACE "," ";" args "${args}")
+  execute_process(COMMAND "${STRESS}" --quiet ${args} TIMEOUT 60
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(STRIP "${err}" err)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines extra_lines)
+  if(NOT "${status}" STREQUAL "2" OR err STREQUAL "" OR extra_lines GREATER 0)
+    message(SEND_ERROR "stress ${shown}: expected exit status 2 and one line on stderr, got '${status}' and:\n${err}\n${out}")
+    math(EXPR failures "${failures} + 1")
+  else()
+    message(STATUS "stress ${shown} -> 2: ${err}")
+  endif()
+endforeach()
+if(failures GREATER 0)
+  message(FATAL_ERROR "${failures} bad command lines were not refused properly")
+endif()

@@ -1,0 +1,26 @@
+# Runs a command and passes only when it exits with exactly EXPECTED_EXIT: a crash, a sanitizer's
+# exit status or a hang killed by ctest's timeout never counts as the expected failure (which
+# WILL_FAIL would accept).
+#   cmake -DEXPECTED_EXIT=1 -P expect_exit.cmake <program> <args>...
+if(NOT DEFINED EXPECTED_EXIT)
+  message(FATAL_ERROR "expect_exit.cmake: set -DEXPECTED_EXIT=<status>")
+endif()
+set(command)
+set(after_script OFF)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE ${last})
+  if(after_script)
+    list(APPEND command "${CMAKE_ARGV${i}}")
+  elseif(CMAKE_ARGV${i} MATCHES "expect_exit\\.cmake$")
+    set(after_script ON)
+  endif()
+endforeach()
+if(NOT command)
+  message(FATAL_ERROR "expect_exit.cmake: no command given")
+endif()
+execute_process(COMMAND ${command} RESULT_VARIABLE status)
+if(NOT "${status}" STREQUAL "${EXPECTED_EXIT}")
+  list(JOIN command " " shown)
+  message(FATAL_ERROR "expected exit status ${EXPECTED_EXIT}, got '${status}' from: ${shown}")
+endif()
+message(STATUS "exit status ${status}, as expected")

@@ -1,0 +1,365 @@
+// stress_test.cpp - runs the stress harness in-process on the simulated device: clean runs pass and
+// end balanced, each injected fault is caught, traces replay, and bad configurations are refused.
+// Runs are small (8 threads, 4 streams, a fixed number of allocations) so that the binary stays
+// within ~30 s under TSan on two cores.
+
+#include "stress_harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "registry.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#define CUDAPOOL_STRESS_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CUDAPOOL_STRESS_TEST_TSAN 1
+#endif
+#endif
+
+namespace cudapool::stress {
+namespace {
+
+#ifdef CUDAPOOL_STRESS_TEST_TSAN
+constexpr bool under_tsan = true;
+#else
+constexpr bool under_tsan = false;
+#endif
+
+stress_config small_run(const std::string& variant = "mutex", std::uint64_t seed = 42) {
+  stress_config c;
+  c.variant = variant;
+  c.backend = backend_choice::sim;
+  c.threads = 8;
+  c.streams = 4;
+  c.ops = 3000;
+  c.seed = seed;
+  c.progress = false;
+  return c;
+}
+
+stress_result run(const stress_config& c) {
+  std::ostringstream progress;
+  return run_stress(c, progress);
+}
+
+std::string violations_of(const stress_result& r) {
+  std::string all;
+  for (const std::string& v : r.first_violations) all += "\n  " + v;
+  return all;
+}
+
+// A file in the test's temporary directory, removed when the test ends.
+class temp_file {
+ public:
+  temp_file(const std::string& name, const std::string& contents)
+      : path_(::testing::TempDir() + "stress_test_" + name) {
+    std::ofstream(path_) << contents;
+  }
+  ~temp_file() { std::remove(path_.c_str()); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Small, large (above the 1 MiB largest class) and never-freed allocations, in ../shared/traces format.
+constexpr const char* tiny_trace =
+    "# a tiny trace for stress_test\n"
+    "# op,id,bytes,stream\n"
+    "op,id,bytes,stream\n"
+    "a,0,512,0\n"
+    "a,1,8192,0\n"
+    "a,2,3145728,0\n"
+    "f,1,8192,0\n"
+    "a,3,1048576,0\n"
+    "f,0,512,0\n"
+    "\n"
+    "f,2,3145728,0\n"
+    "a,4,131072,0\n"
+    "f,3,1048576,0\n"
+    "a,5,700,0\n";
+
+void expect_balanced(const stress_result& r) {
+  EXPECT_EQ(r.frees, r.allocations);
+  EXPECT_EQ(r.final_stats.in_use_bytes, 0u);
+  EXPECT_EQ(r.final_stats.allocs, r.final_stats.frees);
+  EXPECT_EQ(r.final_stats.pending_bytes, 0u);
+  EXPECT_EQ(r.final_stats.pending_epochs, 0u);
+  EXPECT_EQ(r.final_stats.invalid_frees, 0u);
+}
+
+// ---- clean runs ---------------------------------------------------------------------------------
+
+TEST(StressClean, EveryVariantPassesAndEndsBalanced) {
+  for (const std::string& variant : available_variants()) {
+    SCOPED_TRACE(variant);
+    const stress_result r = run(small_run(variant));
+    EXPECT_TRUE(r.passed()) << violations_of(r);
+    EXPECT_EQ(r.variant, variant);
+    EXPECT_EQ(r.backend, "sim");
+    EXPECT_EQ(r.allocations, 3000u);
+    expect_balanced(r);
+    // Every path was taken: hand-offs, cross-stream frees, batched stream-ordered frees.
+    EXPECT_GT(r.handoffs, 0u);
+    EXPECT_GT(r.cross_stream_frees, 0u);
+    EXPECT_GT(r.final_stats.events_recorded, 0u);
+    EXPECT_GT(r.peak_live_bytes, 0u);
+  }
+}
+
+TEST(StressClean, FixedSizes) {
+  stress_config c = small_run();
+  c.sizes = parse_size_spec("fixed:4K");
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed()) << violations_of(r);
+  expect_balanced(r);
+  EXPECT_EQ(r.sizes, "fixed:4K");
+}
+
+// One thread hands blocks to itself, one stream cannot free cross-stream: the edge cases still pass.
+TEST(StressClean, OneThreadOneStream) {
+  stress_config c = small_run();
+  c.threads = 1;
+  c.streams = 1;
+  c.ops = 500;
+  c.handoff = 0.5;
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed()) << violations_of(r);
+  expect_balanced(r);
+  EXPECT_GT(r.handoffs, 0u);
+  EXPECT_EQ(r.cross_stream_frees, 0u);
+}
+
+TEST(StressClean, DurationEndsTheRun) {
+  stress_config c = small_run();
+  c.ops.reset();
+  c.duration_seconds = 0.3;
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed()) << violations_of(r);
+  EXPECT_GT(r.allocations, 0u);
+  EXPECT_GE(r.seconds, 0.3);
+}
+
+// ---- trace replay -------------------------------------------------------------------------------
+
+TEST(StressTrace, ReplaysATraceFile) {
+  const temp_file trace("tiny_trace.csv", tiny_trace);
+  stress_config c = small_run();
+  c.sizes = parse_size_spec("trace:" + trace.path());
+  ASSERT_EQ(c.sizes.trace.size(), 10u);
+  c.ops = 400;
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed()) << violations_of(r);
+  EXPECT_EQ(r.allocations, 400u);
+  EXPECT_EQ(r.trace_scale, 1.0);
+  expect_balanced(r);
+  EXPECT_GT(r.final_stats.large_cached_chunks + r.final_stats.trims, 0u) << "the 3 MiB request takes the large path";
+}
+
+TEST(StressTrace, ScalesSizesToTheMemoryBudget) {
+  const temp_file trace("tiny_trace_scaled.csv", tiny_trace);
+  stress_config c = small_run();
+  c.sizes = parse_size_spec("trace:" + trace.path());
+  c.ops = 400;
+  c.trace_live_budget = std::size_t{4} << 20;  // 8 threads x the 4 MiB peak do not fit
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed()) << violations_of(r);
+  EXPECT_LT(r.trace_scale, 1.0);
+  EXPECT_LE(r.peak_live_bytes, c.trace_live_budget);
+}
+
+// ---- the checker is tested too ------------------------------------------------------------------
+
+// What an injected-fault run must show: empty when it does, else what is missing.
+using verdict = std::string (*)(const stress_result&);
+
+std::string caught_double_handout(const stress_result& r) {
+  std::string problems;
+  if (r.faults_injected == 0) problems += " no double hand-out was injected;";
+  if (r.passed()) problems += " the run passed;";
+  // Nearly every double is caught as an overlap at once; one that slips past the shadow map while
+  // its block is being freed is caught later (see double_handout_pool), so not every violation is one.
+  if (r.overlaps == 0) problems += " no overlap was seen;";
+  // The pool never saw the double hand-outs, and the harness neither stamped nor freed them.
+  if (r.final_stats.in_use_bytes != 0 || r.final_stats.allocs != r.final_stats.frees) problems += " unbalanced;";
+  return problems.empty() ? problems : problems + violations_of(r);
+}
+
+std::string caught_early_reuse(const stress_result& r) {
+  std::string problems;
+  if (r.passed()) problems += " the run passed;";
+  if (r.device_mismatches == 0) problems += " no device mismatch was seen;";
+  if (r.first_violations.empty() || r.first_violations.front().find("device mismatch") == std::string::npos) {
+    problems += " the first violation is not a device mismatch;";
+  }
+  return problems.empty() ? problems : problems + violations_of(r);
+}
+
+// Under TSan a broken pool is also a data race between two stream workers (always for an early
+// reuse; for a double hand-out, when it slips past the shadow map as its owner frees the block),
+// which TSan would report and then fail this whole binary for. What these tests prove is that
+// stress's own checks catch the fault, so under TSan each run happens in a child process (a gtest
+// death test re-executes this binary) with race reports turned off.
+void expect_caught(const stress_config& c, verdict check) {
+  if constexpr (under_tsan) {
+    ::setenv("TSAN_OPTIONS", "report_bugs=0", 1);
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+          const std::string problems = check(run(c));
+          std::fputs(problems.c_str(), stderr);
+          std::exit(problems.empty() ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "");
+  } else {
+    const std::string problems = check(run(c));
+    EXPECT_TRUE(problems.empty()) << problems;
+  }
+}
+
+TEST(StressInject, DoubleHandoutIsCaught) {
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(seed);
+    stress_config c = small_run("mutex", seed);
+    c.inject = fault::double_handout;
+    expect_caught(c, caught_double_handout);
+  }
+}
+
+TEST(StressInject, EarlyReuseIsCaught) {
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(seed);
+    stress_config c = small_run("mutex", seed);
+    c.inject = fault::early_reuse;
+    expect_caught(c, caught_early_reuse);
+  }
+}
+
+// ---- configuration ------------------------------------------------------------------------------
+
+void expect_refused(const stress_config& c, const std::string& says) {
+  try {
+    validate(c);
+    ADD_FAILURE() << "accepted; expected an error saying '" << says << "'";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "not one line: " << e.what();
+  }
+}
+
+TEST(StressConfig, RefusesBadValues) {
+  stress_config c = small_run();
+  EXPECT_NO_THROW(validate(c));
+
+  c = small_run();
+  c.threads = 0;
+  expect_refused(c, "--threads");
+  c = small_run();
+  c.threads = 5000;
+  expect_refused(c, "--threads");
+  c = small_run();
+  c.streams = 0;
+  expect_refused(c, "--streams");
+  c = small_run();
+  c.handoff = 1.5;
+  expect_refused(c, "--handoff");
+  c = small_run();
+  c.cross_stream = -0.1;
+  expect_refused(c, "--cross-stream");
+  c = small_run();
+  c.duration_seconds = 1;
+  expect_refused(c, "mutually exclusive");
+  c = small_run();
+  c.ops = 0;
+  expect_refused(c, "--ops");
+  c = small_run();
+  c.ops.reset();
+  c.duration_seconds = -1;
+  expect_refused(c, "--duration");
+  c = small_run();
+  c.variant = "no_such_variant";
+  expect_refused(c, "available: mutex");
+  // run_stress validates too.
+  EXPECT_THROW((void)run(c), config_error);
+}
+
+TEST(StressConfig, ParsesSizeSpecs) {
+  EXPECT_EQ(parse_size_spec("classes").what, size_spec::kind::classes);
+  const size_spec fixed = parse_size_spec("fixed:1M");
+  EXPECT_EQ(fixed.what, size_spec::kind::fixed);
+  EXPECT_EQ(fixed.fixed_bytes, std::size_t{1} << 20);
+  EXPECT_EQ(parse_size_spec("fixed:300").fixed_bytes, 300u);
+  EXPECT_THROW((void)parse_size_spec("bogus"), config_error);
+  EXPECT_THROW((void)parse_size_spec("fixed:"), config_error);
+  EXPECT_THROW((void)parse_size_spec("fixed:abc"), config_error);
+  EXPECT_THROW((void)parse_size_spec("fixed:-5"), config_error);
+  EXPECT_THROW((void)parse_size_spec("trace:"), config_error);
+
+  stress_config c = small_run();
+  c.sizes = parse_size_spec("fixed:0");
+  expect_refused(c, "at least 4 bytes");
+}
+
+TEST(StressConfig, RefusesBadTraces) {
+  EXPECT_THROW((void)parse_size_spec("trace:" + ::testing::TempDir() + "stress_test_no_such_file.csv"), config_error);
+
+  const temp_file empty("empty_trace.csv", "# nothing\nop,id,bytes,stream\nf,1,512,0\n");
+  try {
+    (void)load_trace(empty.path());
+    ADD_FAILURE() << "an empty trace was accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no allocations"), std::string::npos) << e.what();
+  }
+
+  const temp_file malformed("malformed_trace.csv", "a,0,512,0\na,1,lots,0\n");
+  try {
+    (void)load_trace(malformed.path());
+    ADD_FAILURE() << "a malformed trace was accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+
+  const temp_file bad_op("bad_op_trace.csv", "x,0,512,0\n");
+  EXPECT_THROW((void)load_trace(bad_op.path()), config_error);
+}
+
+TEST(StressConfig, ParsesBackendsAndFaults) {
+  EXPECT_EQ(parse_backend_choice("auto"), backend_choice::automatic);
+  EXPECT_EQ(parse_backend_choice("sim"), backend_choice::sim);
+  EXPECT_EQ(parse_backend_choice("cuda"), backend_choice::cuda);
+  EXPECT_THROW((void)parse_backend_choice("gpu"), config_error);
+  EXPECT_EQ(parse_fault("none"), fault::none);
+  EXPECT_EQ(parse_fault("early-reuse"), fault::early_reuse);
+  EXPECT_EQ(parse_fault("double-handout"), fault::double_handout);
+  EXPECT_THROW((void)parse_fault("late-reuse"), config_error);
+}
+
+// ---- the report ---------------------------------------------------------------------------------
+
+TEST(StressReport, SummaryAndJsonSayWhatRan) {
+  stress_config c = small_run();
+  c.ops = 200;
+  const stress_result r = run(c);
+  std::ostringstream summary;
+  print_summary(r, summary);
+  EXPECT_NE(summary.str().find("result              PASS"), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("seed                42"), std::string::npos) << summary.str();
+  const std::string json = to_json(r);
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.back(), '}');
+  EXPECT_NE(json.find("\"result\":\"pass\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"seed\":42"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"pool_stats\":{"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace cudapool::stress
