@@ -56,7 +56,8 @@ std::vector<allocator_config> allocators(bool with_peers) {
     }
   }
   // Option variations, measured on pair/4096 only (the issue-4/5 plots): validation off, and the
-  // backoff sweep behind lockfree's default (min_spins, max_spins) = {4, 256}.
+  // backoff sweep behind lockfree's default (min_spins, max_spins) = {64, 4096}, the best of the sweep
+  // on the H200 host on 2026-11-29 (docs/results.md).
   const auto built = [&](std::string_view v) { return std::find(variants.begin(), variants.end(), v) != variants.end(); };
   cudapool::pool_options unchecked;
   unchecked.atomic_free_check = false;
@@ -64,7 +65,7 @@ std::vector<allocator_config> allocators(bool with_peers) {
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});
     for (const auto& [lo, hi] :
-         {std::pair{0u, 0u}, std::pair{1u, 64u}, std::pair{16u, 1024u}, std::pair{64u, 4096u}}) {
+         {std::pair{0u, 0u}, std::pair{1u, 64u}, std::pair{4u, 256u}, std::pair{16u, 1024u}}) {
       cudapool::pool_options o;
       o.backoff = {lo, hi};
       all.push_back({hi == 0 ? "lockfree-nobackoff" : "lockfree-backoff" + std::to_string(lo) + "-" + std::to_string(hi),

@@ -503,6 +503,7 @@ class forwarding_pool : public any_pool {
   void deallocate(void* p) noexcept override { inner_->deallocate(p); }
   void deallocate(void* p, stream_ref s) noexcept override { inner_->deallocate(p, s); }
   void flush_stream(stream_ref s) override { inner_->flush_stream(s); }
+  void retire_stream(stream_ref s) override { inner_->retire_stream(s); }
   std::size_t trim() override { return inner_->trim(); }
   [[nodiscard]] pool_stats stats() const override { return inner_->stats(); }
   [[nodiscard]] backend& device() const noexcept override { return inner_->device(); }
@@ -1247,7 +1248,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
     violations.add(violation_kind::error, "harness: " + std::to_string(left.blocks) + " blocks still live after the drain");
   }
 
-  for (const stream_ref s : ctx.streams) pool->flush_stream(s);
+  for (const stream_ref s : ctx.streams) pool->retire_stream(s);  // the contract before destroying s
   device.synchronize_device();
   pool->trim();
   report_device_mismatches(device.verification_report(), shadow, config.threads, violations);

@@ -4,7 +4,8 @@
 //   sim_stream    a worker thread and the FIFO queue (a list of op_nodes) of operations it runs.
 //   event_state   the completion state of an event's records: `recorded` counts record() calls,
 //                 `completed` is the last record whose operation has run.
-//   sim_event     what an event_handle points to: a host-side mutex and its current event_state.
+//   sim_event     what an event_handle points to: a host-side mutex, one event_state per stream it
+//                 was recorded on, and its latest record.
 //
 // Why it is built this way: ThreadSanitizer is the stream-safety checker. A pool that lets two
 // streams touch one block without an event between them must show up as a data race between the
@@ -84,14 +85,11 @@ bool reached(std::uint32_t completed, std::uint32_t record) noexcept {
   return static_cast<std::int32_t>(completed - record) >= 0;
 }
 
-// INVARIANT: every record of one event_state still in flight was enqueued on the same stream,
-// so they complete in record order and `completed` only moves forward. sim_event::record()
-// switches to a fresh state instead of breaking this.
+// INVARIANT: every record of one event_state is enqueued on the same stream (sim_event keeps one
+// state per stream), so they complete in record order and `completed` only moves forward.
 struct event_state {
   // Written by the host in record(), under the owning sim_event's mutex.
   std::uint32_t recorded = 0;
-  // The stream of the latest record; compared, never dereferenced. Under sim_event's mutex.
-  const void* recorded_on = nullptr;
   // Written only by the worker running this state's record operations, a release store of the
   // record number once the work enqueued before it has run. Read by query()/wait() on the host and
   // by stream_wait operations on other workers: a relaxed check, then an acquire load that pairs
@@ -130,14 +128,20 @@ struct event_record {
 struct sim_event {
   // Taken by host threads calling record/query/wait/stream_wait on this event; never by workers.
   std::mutex mutex;
-  std::unique_ptr<event_state> state = std::make_unique<event_state>();
-  // States replaced by record() while they still had work in flight. Operations already enqueued
-  // point into them, so they live as long as the backend.
+  // One state per stream the event was recorded on: the records of a state all run on that one
+  // stream, in order, and its worker is the only writer of `completed`. So a waiter synchronizes
+  // exactly with the worker that ran the record it captured, as with CUDA, and never with another
+  // stream that recorded the same pooled event later. Keyed by the stream object (compared only).
+  std::unordered_map<const void*, std::unique_ptr<event_state>> by_stream;
+  // States replaced before their record number wraps. Operations already enqueued point into
+  // them, so they live as long as the event.
   std::vector<std::unique_ptr<event_state>> retired;
+  // The latest record; {nullptr, 0}: never recorded (complete, as CUDA treats it).
+  event_record current;
 
   event_record latest() {
     std::lock_guard lock(mutex);
-    return {state.get(), state->recorded};
+    return current;
   }
 };
 
@@ -489,30 +493,27 @@ class sim_backend_impl final : public sim_backend {
     sim_stream& stream = resolve(s);
     sim_event& event = *static_cast<sim_event*>(e);
     std::lock_guard lock(event.mutex);
-    event_state* state = event.state.get();
-    // A record still in flight on another stream could complete after this one and move
-    // `completed` backwards; give this record a fresh state instead. (Relaxed: a stale read only
-    // retires a state early.) Likewise before the record number would wrap to 0, "never recorded".
-    const bool pending_elsewhere = state->recorded_on != &stream &&
-                                   !reached(state->completed.load(std::memory_order_relaxed), state->recorded);
-    if (pending_elsewhere || state->recorded == std::numeric_limits<std::uint32_t>::max()) {
-      event.retired.push_back(std::exchange(event.state, std::make_unique<event_state>()));
-      state = event.state.get();
+    std::unique_ptr<event_state>& slot = event.by_stream[&stream];
+    if (!slot || slot->recorded == std::numeric_limits<std::uint32_t>::max()) {
+      // New stream, or the record number would wrap to 0 ("never recorded"): a fresh state.
+      if (slot) event.retired.push_back(std::move(slot));
+      slot = std::make_unique<event_state>();
     }
+    event_state* state = slot.get();
     // Enqueue under the event mutex so that records of this state reach the stream in order.
     stream.enqueue(record_op{{state, state->recorded + 1}});
     ++state->recorded;
-    state->recorded_on = &stream;
+    event.current = {state, state->recorded};
   }
 
   [[nodiscard]] bool query(event_handle e) override {
     const event_record latest = static_cast<sim_event*>(e)->latest();
-    return latest.state->is_complete(latest.record);
+    return latest.state == nullptr || latest.state->is_complete(latest.record);
   }
 
   void wait(event_handle e) override {
     const event_record latest = static_cast<sim_event*>(e)->latest();
-    latest.state->wait_for(latest.record);
+    if (latest.state != nullptr) latest.state->wait_for(latest.record);
   }
 
   void stream_wait(stream_ref waiter, event_handle e) override {

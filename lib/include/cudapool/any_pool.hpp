@@ -25,6 +25,8 @@ class any_pool {
   virtual void deallocate(void* p) noexcept = 0;
   virtual void deallocate(void* p, stream_ref s) noexcept = 0;
   virtual void flush_stream(stream_ref s) = 0;
+  // Before destroying s: the stream variant's retire_stream, flush_stream for the others.
+  virtual void retire_stream(stream_ref s) = 0;
   virtual std::size_t trim() = 0;
   [[nodiscard]] virtual pool_stats stats() const = 0;
   [[nodiscard]] virtual backend& device() const noexcept = 0;
@@ -43,6 +45,13 @@ class pool_model final : public any_pool {
   void deallocate(void* p) noexcept override { pool_.deallocate(p); }
   void deallocate(void* p, stream_ref s) noexcept override { pool_.deallocate(p, s); }
   void flush_stream(stream_ref s) override { pool_.flush_stream(s); }
+  void retire_stream(stream_ref s) override {
+    if constexpr (requires { pool_.retire_stream(s); }) {
+      pool_.retire_stream(s);
+    } else {
+      pool_.flush_stream(s);
+    }
+  }
   std::size_t trim() override { return pool_.trim(); }
   [[nodiscard]] pool_stats stats() const override { return pool_.stats(); }
   [[nodiscard]] backend& device() const noexcept override { return pool_.device(); }
