@@ -1,6 +1,7 @@
 #include "tls/tls_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <new>
 
@@ -118,8 +119,15 @@ block_index tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexc
     std::lock_guard lock(tc.mutex);
     if (const block_index b = refill_locked(tc, c); b != no_block) return b;
   }
-  // Nothing in the transfer layer: take back what idle caches hold before the pool grows.
-  drain_idle_caches();
+  // Nothing in the transfer layer: take back what idle caches hold before the pool grows. At most
+  // one pass per idle_pass_interval: a pass costs a membarrier, and a cache counts as idle when it
+  // saw no operation since the previous pass.
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  auto last = last_idle_pass_.load(std::memory_order_relaxed);
+  if (now - last >= idle_pass_interval_ticks &&
+      last_idle_pass_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    drain_idle_caches();
+  }
   std::lock_guard lock(tc.mutex);
   return refill_locked(tc, c);
 }

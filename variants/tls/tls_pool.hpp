@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -169,6 +170,10 @@ class tls_free_lists {
   std::atomic<std::size_t> cache_capacity_bytes_{0};
   const std::uint64_t id_;                    // process-unique, never reused: the thread_local key
   const bool asymmetric_ = core::asymmetric_fences_available();  // one fence mode for both sides
+  // steady_clock ticks of the last idle pass; passes are at least a millisecond apart.
+  std::atomic<std::int64_t> last_idle_pass_{0};
+  static constexpr std::int64_t idle_pass_interval_ticks =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::milliseconds(1)).count();
   std::unique_ptr<transfer[]> transfer_;
   std::shared_ptr<shared_state> shared_;
 };
