@@ -199,12 +199,16 @@ void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, block
   const std::uint32_t batch = batch_[c];
   const std::size_t room = std::size_t{batch} * block_bytes_[c];
   const bool over_budget = cache_capacity_bytes_.load(std::memory_order_relaxed) > cache_budget_;
-  // An overflow right after an underflow: the thread's working set is bigger than the cache.
-  if (b.underflowed && !over_budget && b.capacity + batch <= max_capacity_batches * batch &&
+  // A first free into this class (slow start, as a first miss), or an overflow right after an
+  // underflow (the thread's working set is bigger than the cache): one batch more room. Without
+  // the first case a thread that only frees (a consumer) would send every block to the transfer
+  // layer alone, and its producers would refill one block at a time.
+  const bool grow = b.capacity == 0 || b.underflowed;
+  if (grow && !over_budget && b.capacity + batch <= max_capacity_batches * batch &&
       cache_capacity_bytes_.fetch_add(room, std::memory_order_relaxed) + room <= cache_budget_) {
     b.capacity += batch;
   } else {
-    if (b.underflowed && !over_budget && b.capacity + batch <= max_capacity_batches * batch) {
+    if (grow && !over_budget && b.capacity + batch <= max_capacity_batches * batch) {
       cache_capacity_bytes_.fetch_sub(room, std::memory_order_relaxed);  // the add above overshot
     }
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
