@@ -274,12 +274,14 @@ void pool_reserved_counter(benchmark::State& state, run_context& ctx) {
 
 // ---- workloads ---------------------------------------------------------------------------------
 
-void pair(benchmark::State& state, run_context& ctx, const allocator_config& config, std::size_t bytes) {
+// allocate(next_size()) + deallocate on the thread's home stream, once per iteration.
+template <class NextSize>
+void alloc_free_pairs(benchmark::State& state, run_context& ctx, const allocator_config& config, NextSize next_size) {
   run_scope run(state, ctx, config, {});
   bench_allocator* a = run.allocator();
   const stream_ref home = run.home();
   for (auto _ : state) {
-    void* p = a->allocate(bytes, home);
+    void* p = a->allocate(next_size(run), home);
     if (p == nullptr) [[unlikely]] {
       run.fail();
       break;
@@ -292,6 +294,10 @@ void pair(benchmark::State& state, run_context& ctx, const allocator_config& con
   }
   state.SetItemsProcessed(state.iterations());
   run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+}
+
+void pair(benchmark::State& state, run_context& ctx, const allocator_config& config, std::size_t bytes) {
+  alloc_free_pairs(state, ctx, config, [bytes](run_scope&) { return bytes; });
 }
 
 enum class batch_order { lifo, fifo, random };
@@ -338,25 +344,12 @@ void batch(benchmark::State& state, run_context& ctx, const allocator_config& co
 }
 
 void mix(benchmark::State& state, run_context& ctx, const allocator_config& config) {
-  run_scope run(state, ctx, config, {});
-  bench_allocator* a = run.allocator();
-  const stream_ref home = run.home();
-  const std::vector<std::size_t> sizes = log_uniform_sizes(4096, 256, mib, 42 + run.thread());
+  std::vector<std::size_t> sizes;
   std::size_t i = 0;
-  for (auto _ : state) {
-    void* p = a->allocate(sizes[i++ & 4095], home);
-    if (p == nullptr) [[unlikely]] {
-      run.fail();
-      break;
-    }
-    benchmark::DoNotOptimize(p);
-    if (!a->deallocate(p, home)) [[unlikely]] {
-      run.fail();
-      break;
-    }
-  }
-  state.SetItemsProcessed(state.iterations());
-  run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+  alloc_free_pairs(state, ctx, config, [&](run_scope& run) {
+    if (sizes.empty()) sizes = log_uniform_sizes(4096, 256, mib, 42 + run.thread());
+    return sizes[i++ & 4095];
+  });
 }
 
 // Threads 2k (producer) and 2k + 1 (consumer) share ring k. Both run the same number of
