@@ -28,6 +28,7 @@
 #include "bench_allocator.hpp"
 #include "cudapool/backend.hpp"
 #include "peers.hpp"
+#include "core/asymmetric_fence.hpp"
 #include "registry.hpp"
 #include "trace.hpp"
 #include "workloads.hpp"
@@ -153,6 +154,9 @@ int main(int argc, char** argv) {
   }
 
   benchmark::AddCustomContext("cudapool_backend", backend);
+  // Whether tls's owner fast path runs with compiler barriers (membarrier available) or full fences.
+  benchmark::AddCustomContext("cudapool_asymmetric_fences",
+                              cudapool::core::asymmetric_fences_available() ? "membarrier" : "full fences");
   std::string trace_list;
   for (const auto& t : traces) trace_list += (trace_list.empty() ? "" : ",") + t->path;
   benchmark::AddCustomContext("cudapool_traces", trace_list.empty() ? "none" : trace_list);
