@@ -54,7 +54,8 @@ pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& optio
     : backend_(std::move(backend)), options_(validated(options)), classes_(options_), variant_(variant) {
   if (!backend_) throw std::invalid_argument("cudapool: a pool needs a backend");
   class_state_ = std::make_unique<class_state[]>(classes_.count());
-  pending_blocks_.assign(classes_.count(), 0);
+  epoch_shards_ = std::make_unique<epoch_shard[]>(epoch_shard_count);
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) epoch_shards_[i].pending_blocks.assign(classes_.count(), 0);
   if (options_.initial_reservation > 0) {
     const std::size_t frames = round_up(options_.initial_reservation, options_.slab_bytes) / options_.slab_bytes;
     const std::size_t bytes = frames * options_.slab_bytes;
@@ -415,20 +416,25 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
   defer_item(b, classes_.bytes(blocks_[b].size_class()), s);
 }
 
+pool_core::epoch_shard& pool_core::shard_of(stream_ref s) const noexcept {
+  const auto h = reinterpret_cast<std::uintptr_t>(s.native());
+  return epoch_shards_[((h >> 4) ^ (h >> 12)) % epoch_shard_count];
+}
+
 void pool_core::defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) noexcept {
-  std::lock_guard lock(epoch_mutex_);
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
   try {
-    stream_epochs& se = epochs_[s.native()];
+    stream_epochs& se = shard.streams[s.native()];
     se.stream = s;
     se.open.push_back(item);
     if (item & large_tag) {
-      ++pending_large_;
-      large_pending_.store(pending_large_, std::memory_order_relaxed);
-      pending_large_bytes_ += bytes;
+      large_pending_.fetch_add(1, std::memory_order_relaxed);
+      large_pending_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     } else {
-      ++pending_blocks_[blocks_[item].size_class()];
+      ++shard.pending_blocks[blocks_[item].size_class()];
     }
-    if (se.open.size() >= options_.epoch_batch) close_locked(se);
+    if (se.open.size() >= options_.epoch_batch) close_locked(shard, se);
   } catch (const std::exception& e) {
     // The item stays in the open epoch (or, if even that failed, the block stays pending and
     // is lost to this pool, reported here); a later close retries the event.
@@ -436,7 +442,7 @@ void pool_core::defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) 
   }
 }
 
-void pool_core::close_locked(stream_epochs& se) {
+void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {
   if (se.open.empty()) return;
   event_handle e = backend_->acquire_event();
   try {
@@ -447,14 +453,15 @@ void pool_core::close_locked(stream_epochs& se) {
   }
   se.closed.push_back({e, std::move(se.open)});
   se.open.clear();
-  ++closed_epochs_;
+  ++shard.closed;
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void pool_core::defer_chain(block_chain chain, stream_ref s) {
   if (chain.empty()) return;
-  std::lock_guard lock(epoch_mutex_);
-  stream_epochs& se = epochs_[s.native()];
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  stream_epochs& se = shard.streams[s.native()];
   se.stream = s;
   se.open.reserve(se.open.size() + chain.count);
   block_index b = chain.head;
@@ -462,10 +469,10 @@ void pool_core::defer_chain(block_chain chain, stream_ref s) {
     block_entry& e = blocks_[b];
     e.meta.store(block_entry::pack(block_state::pending, 0), std::memory_order_relaxed);
     se.open.push_back(b);
-    ++pending_blocks_[e.size_class()];
+    ++shard.pending_blocks[e.size_class()];
     b = e.next.load(std::memory_order_relaxed);
   }
-  close_locked(se);
+  close_locked(shard, se);
 }
 
 void pool_core::order_after(stream_ref waiter, stream_ref producer) {
@@ -482,30 +489,42 @@ void pool_core::order_after(stream_ref waiter, stream_ref producer) {
 }
 
 void pool_core::flush_stream(stream_ref s) {
-  std::lock_guard lock(epoch_mutex_);
-  auto it = epochs_.find(s.native());
-  if (it != epochs_.end()) close_locked(it->second);
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  auto it = shard.streams.find(s.native());
+  if (it != shard.streams.end()) close_locked(shard, it->second);
 }
 
 void pool_core::close_open_epochs() {
-  std::lock_guard lock(epoch_mutex_);
-  for (auto& [key, se] : epochs_) close_locked(se);
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    for (auto& [key, se] : shard.streams) close_locked(shard, se);
+  }
+}
+
+// Moves an epoch's items to `done` and takes them off the shard's pending counts. Under its lock.
+void pool_core::collect_locked(epoch_shard& shard, epoch& ep, std::vector<std::uint32_t>& done) {
+  backend_->release_event(ep.event);
+  for (std::uint32_t item : ep.items) {
+    if (!(item & large_tag)) --shard.pending_blocks[blocks_[item].size_class()];
+  }
+  done.insert(done.end(), ep.items.begin(), ep.items.end());
+  --shard.closed;
+  epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::size_t pool_core::reclaim(free_list_sink& sink) {
   std::vector<std::uint32_t> done;
-  {
-    std::lock_guard lock(epoch_mutex_);
-    if (closed_epochs_ == 0) return 0;
-    for (auto& [key, se] : epochs_) {
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    if (shard.closed == 0) continue;
+    for (auto& [key, se] : shard.streams) {
       // Epochs of one stream complete in order: stop at the first incomplete one.
       while (!se.closed.empty() && backend_->query(se.closed.front().event)) {
-        epoch& ep = se.closed.front();
-        backend_->release_event(ep.event);
-        done.insert(done.end(), ep.items.begin(), ep.items.end());
+        collect_locked(shard, se.closed.front(), done);
         se.closed.pop_front();
-        --closed_epochs_;
-        epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }
@@ -515,17 +534,15 @@ std::size_t pool_core::reclaim(free_list_sink& sink) {
 
 std::size_t pool_core::wait_pending(free_list_sink& sink) {
   std::vector<std::uint32_t> done;
-  {
-    std::lock_guard lock(epoch_mutex_);
-    for (auto& [key, se] : epochs_) {
-      close_locked(se);
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    for (auto& [key, se] : shard.streams) {
+      close_locked(shard, se);
       for (epoch& ep : se.closed) {
         backend_->wait(ep.event);
-        backend_->release_event(ep.event);
-        done.insert(done.end(), ep.items.begin(), ep.items.end());
-        epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
+        collect_locked(shard, ep, done);
       }
-      closed_epochs_ -= se.closed.size();
       se.closed.clear();
     }
   }
@@ -549,6 +566,8 @@ void pool_core::release_items(std::vector<std::uint32_t>& items, free_list_sink&
       }
     }
   }
+  large_pending_.fetch_sub(large_done, std::memory_order_relaxed);
+  large_pending_bytes_.fetch_sub(large_bytes, std::memory_order_relaxed);
   for (std::uint32_t item : items) {
     if (item & large_tag) continue;
     block_entry& e = blocks_[item];
@@ -558,13 +577,6 @@ void pool_core::release_items(std::vector<std::uint32_t>& items, free_list_sink&
     ch.head = item;
     if (ch.empty()) ch.tail = item;
     ++ch.count;
-  }
-  {
-    std::lock_guard lock(epoch_mutex_);
-    for (size_class c = 0; c < chains.size(); ++c) pending_blocks_[c] -= chains[c].count;
-    pending_large_ -= large_done;
-    large_pending_.store(pending_large_, std::memory_order_relaxed);
-    pending_large_bytes_ -= large_bytes;
   }
   for (size_class c = 0; c < chains.size(); ++c) {
     if (!chains[c].empty()) sink.push_chain(c, chains[c]);
@@ -609,14 +621,14 @@ pool_stats pool_core::stats() const {
   st.classes.resize(classes_.count());
   const std::int64_t requested = counters_.sum(requested_counter);
   st.requested_bytes = requested > 0 ? static_cast<std::size_t>(requested) : 0;
-  std::size_t large_pending_bytes = 0;
-  {
-    std::lock_guard lock(epoch_mutex_);
-    for (size_class c = 0; c < classes_.count(); ++c) st.classes[c].pending_blocks = pending_blocks_[c];
-    st.large_pending = pending_large_;
-    large_pending_bytes = pending_large_bytes_;
-    st.pending_bytes = pending_large_bytes_;
-    st.pending_epochs = closed_epochs_;
+  const std::size_t large_pending_bytes = large_pending_bytes_.load(std::memory_order_relaxed);
+  st.large_pending = large_pending_.load(std::memory_order_relaxed);
+  st.pending_bytes = large_pending_bytes;
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    const epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    for (size_class c = 0; c < classes_.count(); ++c) st.classes[c].pending_blocks += shard.pending_blocks[c];
+    st.pending_epochs += shard.closed;
   }
   for (size_class c = 0; c < classes_.count(); ++c) {
     class_stats& cs = st.classes[c];
@@ -683,10 +695,11 @@ std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignm
         << cs.capacity_blocks;
     first = false;
   }
-  {
-    std::lock_guard lock(epoch_mutex_);
-    bool any = false;
-    for (const auto& [key, se] : epochs_) {
+  bool any = false;
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    const epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    for (const auto& [key, se] : shard.streams) {
       std::size_t bytes = 0;
       auto count = [&](const std::vector<std::uint32_t>& items) {
         for (std::uint32_t item : items) {

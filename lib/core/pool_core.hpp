@@ -225,6 +225,12 @@ class pool_core {
     std::vector<std::uint32_t> open;
     std::deque<epoch> closed;
   };
+  struct alignas(64) epoch_shard {
+    mutable std::mutex mutex;
+    std::unordered_map<void*, stream_epochs> streams;  // GUARDED_BY(mutex)
+    std::vector<std::size_t> pending_blocks;           // per class; GUARDED_BY(mutex)
+    std::size_t closed = 0;                            // closed epochs not yet reclaimed; GUARDED_BY(mutex)
+  };
 
   struct large_entry {
     void* chunk = nullptr;
@@ -235,7 +241,7 @@ class pool_core {
   };
 
   void defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) noexcept;
-  void close_locked(stream_epochs& se);
+  void close_locked(epoch_shard& shard, stream_epochs& se);
   void release_items(std::vector<std::uint32_t>& items, free_list_sink& sink);
   void* take_frame(void** chunk, std::size_t* chunk_bytes);
   void give_back_frame(void* frame, void* chunk, std::size_t chunk_bytes);
@@ -273,15 +279,16 @@ class pool_core {
   mutable std::atomic<std::size_t> peak_in_use_{0};
   mutable std::atomic<std::int64_t> peak_requested_{0};
 
-  // Deferred frees. Keyed by the stream's native handle: a stream must be flushed (flush_stream)
-  // before it is destroyed, so a live handle names one stream.
-  mutable std::mutex epoch_mutex_;
-  std::unordered_map<void*, stream_epochs> epochs_;  // GUARDED_BY(epoch_mutex_)
-  std::vector<std::size_t> pending_blocks_;          // per class; GUARDED_BY(epoch_mutex_)
-  std::size_t pending_large_ = 0;                    // GUARDED_BY(epoch_mutex_)
-  std::atomic<std::size_t> large_pending_{0};        // a copy of pending_large_ for lock-free checks
-  std::size_t pending_large_bytes_ = 0;              // GUARDED_BY(epoch_mutex_)
-  std::size_t closed_epochs_ = 0;                    // GUARDED_BY(epoch_mutex_)
+  // Deferred frees, in shards by stream so that threads freeing on different streams do not share
+  // a lock. Keyed by the stream's native handle: a stream must be flushed (flush_stream) before it
+  // is destroyed, so a live handle names one stream.
+  static constexpr std::size_t epoch_shard_count = 16;
+  [[nodiscard]] epoch_shard& shard_of(stream_ref s) const noexcept;
+  void collect_locked(epoch_shard& shard, epoch& ep, std::vector<std::uint32_t>& done);
+  std::unique_ptr<epoch_shard[]> epoch_shards_;
+  // Large allocations freed on a stream and not yet reclaimed (rare: plain atomics).
+  std::atomic<std::size_t> large_pending_{0};
+  std::atomic<std::size_t> large_pending_bytes_{0};
 
   // Large path.
   mutable std::mutex large_mutex_;
