@@ -84,6 +84,24 @@ TEST_F(StreamPool, PressureReclaimsCompletedEpochsBeforeStealing) {
   pool.retire_stream(a);
 }
 
+TEST_F(StreamPool, PressureWaitsForPendingEpochsBeforeGrowing) {
+  pool_options o;
+  o.fixed_block_bytes = 1 << 20;  // two blocks per slab
+  stream_pool pool(device, o);
+  void* p = pool.allocate(1, a);
+  void* q = pool.allocate(1, a);
+  const std::uint64_t grows = pool.stats().grows;
+  device->spin(a, std::chrono::milliseconds(30));
+  pool.deallocate(p, a);
+  pool.retire_stream(a);  // p leaves a's partition behind an event that completes after the spin
+  // Nothing to steal, nothing completed: the pool waits for the pending epoch instead of growing.
+  EXPECT_EQ(pool.allocate(1, b), p);
+  EXPECT_EQ(pool.stats().grows, grows);
+  pool.deallocate(p, b);
+  pool.deallocate(q);
+  pool.retire_stream(b);
+}
+
 TEST_F(StreamPool, RecordStreamMakesTheFreeWaitForTheOtherStream) {
   stream_pool pool(device);
   void* p = pool.allocate(4096, a);
