@@ -32,7 +32,6 @@
 
 #include <bit>
 #include <concepts>
-#include <limits>
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
@@ -272,10 +271,7 @@ class basic_pool final : private core::free_list_sink {
 
   // The release threshold: idle memory above it goes back to the backend.
   void maybe_release() {
-    if (core_.options().release_threshold != std::numeric_limits<std::size_t>::max() &&
-        core_.idle_bytes() > core_.options().release_threshold) {
-      trim();
-    }
+    if (core_.over_release_threshold()) trim();
   }
 
   void push_chain(size_class c, core::block_chain chain) noexcept override { lists_.push_chain(c, chain); }

@@ -147,10 +147,7 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   if (stream == nullptr) {
     cache_large_locked(id);
     lock.unlock();
-    if (options_.release_threshold != std::numeric_limits<std::size_t>::max() &&
-        idle_bytes() > options_.release_threshold) {
-      trim_large_cache(0);
-    }
+    if (over_release_threshold()) trim_large_cache(0);
     return;
   }
   l.pending = true;
@@ -607,10 +604,11 @@ void pool_core::sample_peaks() const noexcept {
   }
 }
 
-std::size_t pool_core::idle_bytes() const noexcept {
+bool pool_core::over_release_threshold() const noexcept {
+  if (options_.release_threshold == std::numeric_limits<std::size_t>::max()) return false;
   const std::size_t reserved = reserved_bytes_.load(std::memory_order_relaxed);
   const std::size_t in_use = in_use_bytes_now();
-  return reserved > in_use ? reserved - in_use : 0;
+  return reserved > in_use && reserved - in_use > options_.release_threshold;
 }
 
 pool_stats pool_core::stats() const {

@@ -179,8 +179,8 @@ class pool_core {
     return class_state_[c].capacity.load(std::memory_order_relaxed);
   }
 
-  // Bytes reserved but not in use (free, cached, pending), for the release threshold.
-  [[nodiscard]] std::size_t idle_bytes() const noexcept;
+  // Whether memory reserved but not in use (free, cached, pending) exceeds the release threshold.
+  [[nodiscard]] bool over_release_threshold() const noexcept;
 
   // Everything but the variant's free/cached counts, which the variant fills in.
   [[nodiscard]] pool_stats stats() const;

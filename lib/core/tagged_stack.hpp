@@ -122,6 +122,14 @@ class tagged_stack {
     return chain;
   }
 
+  // Counts the blocks by walking the links, stopping at `bound` (a racing writer can make a walk
+  // see stale links; the bound keeps it finite). Exact only at quiescence.
+  [[nodiscard]] std::size_t count_unsafe(const block_table& t, std::size_t bound) const noexcept {
+    std::size_t n = 0;
+    for (block_index b = peek_unsafe(); b != no_block && n < bound; b = t[b].next.load(std::memory_order_relaxed)) ++n;
+    return n;
+  }
+
   // Not thread-safe against writers: exact only at quiescence.
   [[nodiscard]] block_index peek_unsafe() const noexcept { return index_of(head_.load(std::memory_order_acquire)); }
 

@@ -51,12 +51,7 @@ stream_free_lists::partition* stream_free_lists::find_slow(stream_ref s) noexcep
 }
 
 std::size_t stream_free_lists::count(const core::tagged_stack<>& stack, core::size_class c) const noexcept {
-  const std::size_t bound = core_.capacity_blocks(c);
-  std::size_t n = 0;
-  for (block_index b = stack.peek_unsafe(); b != no_block && n < bound; b = blocks_[b].next.load(std::memory_order_relaxed)) {
-    ++n;
-  }
-  return n;
+  return stack.count_unsafe(blocks_, core_.capacity_blocks(c));
 }
 
 block_index stream_free_lists::steal(core::size_class c, stream_ref s) {

@@ -55,7 +55,6 @@ class stream_free_lists {
     }
     return shared_[c].stack.pop(blocks_, backoff_);
   }
-  [[nodiscard]] block_index pop(core::size_class c) noexcept { return shared_[c].stack.pop(blocks_, backoff_); }
   // Thread-safe. A stream-ordered free: into s's partition (after s waits for recorded streams).
   void push(core::size_class c, block_index b, stream_ref s) noexcept {
     if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] wait_for_recorded(b, s);
