@@ -1,0 +1,290 @@
+// cudapool_torch.cpp - libcudapool_torch.so: cudapool as a PyTorch pluggable CUDA allocator
+// (torch.cuda.memory.CUDAPluggableAllocator). Users: docs/pytorch.md.
+//
+// Contract with PyTorch (torch/csrc/cuda/CUDAPluggableAllocator.cpp):
+//   - malloc(size, device, stream): `stream` is the current stream of `device` when the tensor is
+//     made; PyTorch remembers (size, device, stream) per pointer and hands the same three back to
+//     free. So a free is stream-ordered on the allocation's stream.
+//   - size 0 happens (empty tensors): we return nullptr, and free(nullptr) does nothing.
+//   - nullptr for a nonzero size is our out-of-memory answer; nothing may throw across the C ABI.
+//   - Tensor.record_stream() does not reach a pluggable allocator loaded from Python (only a C++
+//     caller can set a record-stream hook): a tensor used on a second stream must be kept alive,
+//     or that stream synchronised with its allocation stream, until the second stream's work is
+//     done. docs/pytorch.md says it for users.
+//
+// Lifetime: the pools are never destroyed. At exit an atexit handler, registered after the first
+// pool (and so after the CUDA runtime it initialised), writes the CUDAPOOL_STATS file and then
+// turns both entry points into no-ops: frees that arrive later (static destructors of other
+// libraries) must not reach the CUDA runtime, which tears itself down after that handler. The
+// device memory still held goes back with the process.
+#ifdef CUDAPOOL_TORCH_CUDA_HEADERS
+#include <cuda_runtime_api.h>  // checks that cudapool_torch.h declares cudaStream_t as CUDA does
+#endif
+
+#include "cudapool_torch.h"
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cudapool/any_pool.hpp"
+#include "cudapool/backend.hpp"
+#include "cudapool/errors.hpp"
+#include "cudapool/options.hpp"
+#include "cudapool/stats.hpp"
+#include "registry.hpp"
+
+namespace {
+
+// Device indices PyTorch can pass (c10::DeviceIndex is an int8_t).
+constexpr int max_devices = 128;
+// The variant for a multi-stream program that frees on the allocation's stream (docs/pytorch.md).
+constexpr std::string_view default_variant = "stream";
+
+enum class backend_kind { cuda, sim };
+
+struct settings {
+  std::string variant;
+  backend_kind backend = backend_kind::cuda;
+  std::string stats_path;     // empty: no stats file
+  std::size_t byte_limit = 0;  // per device pool; 0 = unlimited
+};
+
+void report(const std::string& message) noexcept {
+  std::fprintf(stderr, "cudapool_torch: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+// Misconfiguration is fatal: silently falling back to another allocator than the one asked for
+// would make every measurement taken with it wrong, and nullptr would read as out-of-memory.
+[[noreturn]] void fatal(const std::string& message) noexcept {
+  report(message + " (aborting)");
+  std::abort();
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+// "0", "4096", "512k", "8G" (binary multiples, case-insensitive).
+std::size_t parse_bytes(const char* text) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text || errno != 0 || text[0] == '-') fatal(std::string("CUDAPOOL_BYTE_LIMIT='") + text + "' is not a byte count");
+  unsigned shift = 0;
+  switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; ++end; break;
+    case 'm': case 'M': shift = 20; ++end; break;
+    case 'g': case 'G': shift = 30; ++end; break;
+    case 't': case 'T': shift = 40; ++end; break;
+    default: end = nullptr;
+  }
+  if (end == nullptr || *end != '\0' || (shift != 0 && value > (~0ULL >> shift))) {
+    fatal(std::string("CUDAPOOL_BYTE_LIMIT='") + text + "' is not a byte count (digits, then optionally k, m, g or t)");
+  }
+  return static_cast<std::size_t>(value << shift);
+}
+
+settings read_settings() {
+  settings s;
+  const char* variant = std::getenv("CUDAPOOL_VARIANT");
+  s.variant = (variant != nullptr && variant[0] != '\0') ? variant : std::string(default_variant);
+  const std::vector<std::string> variants = cudapool::available_variants();
+  bool known = false;
+  for (const std::string& v : variants) known = known || v == s.variant;
+  if (!known) fatal("CUDAPOOL_VARIANT='" + s.variant + "' is not a variant of this build; valid: " + join(variants));
+
+  if (const char* b = std::getenv("CUDAPOOL_BACKEND"); b != nullptr && b[0] != '\0') {
+    const std::string_view name(b);
+    if (name == "sim") {
+      s.backend = backend_kind::sim;
+    } else if (name != "cuda") {
+      fatal("CUDAPOOL_BACKEND='" + std::string(name) + "' is not a backend; valid: cuda (default), sim (tests only)");
+    }
+  }
+  if (const char* path = std::getenv("CUDAPOOL_STATS"); path != nullptr) s.stats_path = path;
+  if (const char* limit = std::getenv("CUDAPOOL_BYTE_LIMIT"); limit != nullptr && limit[0] != '\0') {
+    s.byte_limit = parse_bytes(limit);
+  }
+  return s;
+}
+
+// Thread-safe (static initialisation); aborts on a bad environment.
+const settings& config() {
+  static const settings s = read_settings();
+  return s;
+}
+
+struct device_slot {
+  // Written once, under registry::mutex (release); read lock-free by every call (acquire).
+  std::atomic<cudapool::any_pool*> pool{nullptr};
+  bool failed = false;  // GUARDED_BY(registry::mutex): creation failed and was reported
+  std::atomic<bool> oom_reported{false};
+};
+
+struct registry {
+  std::mutex mutex;  // pool creation, failure flags, the exit handler
+  std::array<device_slot, max_devices> slots;
+  // Set (release) by the exit handler; every call checks it (acquire) before touching a pool.
+  std::atomic<bool> exited{false};
+  bool exit_handler_registered = false;  // GUARDED_BY(mutex)
+  // Calls answered with nullptr for a nonzero size (written to the stats file).
+  std::atomic<std::uint64_t> null_returns{0};
+};
+
+// Never destroyed (see the file comment); reachable from this pointer, so leak checkers do not
+// count the pools as leaked.
+registry& state() {
+  static registry* const r = new registry;
+  return *r;
+}
+
+void write_stats(const registry& r, const settings& s) {
+  std::string json = "{\"library\":\"cudapool_torch\",\"variant\":\"" + s.variant + "\",\"backend\":\"" +
+                     (s.backend == backend_kind::sim ? "sim" : "cuda") +
+                     "\",\"byte_limit\":" + std::to_string(s.byte_limit) +
+                     ",\"null_returns\":" + std::to_string(r.null_returns.load(std::memory_order_relaxed)) +
+                     ",\"devices\":[";
+  bool first = true;
+  for (int d = 0; d < max_devices; ++d) {
+    const cudapool::any_pool* pool = r.slots[static_cast<std::size_t>(d)].pool.load(std::memory_order_acquire);
+    if (pool == nullptr) continue;
+    json += (first ? "" : ",") + std::string("{\"device\":") + std::to_string(d) +
+            ",\"stats\":" + cudapool::to_json(pool->stats()) + "}";
+    first = false;
+  }
+  json += "]}\n";
+  std::FILE* f = std::fopen(s.stats_path.c_str(), "w");
+  if (f == nullptr) {
+    report("cannot write CUDAPOOL_STATS='" + s.stats_path + "': " + std::strerror(errno));
+    return;
+  }
+  const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  if (std::fclose(f) != 0 || !written) report("writing CUDAPOOL_STATS='" + s.stats_path + "' failed");
+}
+
+void at_exit() noexcept {
+  registry& r = state();
+  std::lock_guard lock(r.mutex);
+  r.exited.store(true, std::memory_order_release);
+  const settings& s = config();  // initialised: a pool exists
+  if (s.stats_path.empty()) return;
+  try {
+    write_stats(r, s);
+  } catch (const std::exception& e) {
+    report(std::string("CUDAPOOL_STATS not written: ") + e.what());
+  }
+}
+
+std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings& s) {
+  std::shared_ptr<cudapool::backend> backend;
+  if (s.backend == backend_kind::sim) {
+    backend = cudapool::make_sim_backend();
+  } else {
+    backend = cudapool::make_cuda_backend(device);
+  }
+  cudapool::pool_options options;
+  options.byte_limit = s.byte_limit;
+  return cudapool::make_pool(s.variant, std::move(backend), options);
+}
+
+[[gnu::noinline]] cudapool::any_pool* create_pool(registry& r, int device) noexcept {
+  const settings& s = config();  // outside the lock: a bad environment aborts here
+  device_slot& slot = r.slots[static_cast<std::size_t>(device)];
+  std::lock_guard lock(r.mutex);
+  if (cudapool::any_pool* pool = slot.pool.load(std::memory_order_acquire)) return pool;
+  if (slot.failed || r.exited.load(std::memory_order_acquire)) return nullptr;
+  try {
+    cudapool::any_pool* pool = make_device_pool(device, s).release();
+    slot.pool.store(pool, std::memory_order_release);
+    if (!r.exit_handler_registered) {
+      if (std::atexit(at_exit) != 0) report("cannot register the exit handler: CUDAPOOL_STATS will not be written");
+      r.exit_handler_registered = true;
+    }
+    return pool;
+  } catch (const std::exception& e) {
+    slot.failed = true;
+    report("no pool for device " + std::to_string(device) + " (every allocation on it returns NULL): " + e.what());
+    return nullptr;
+  }
+}
+
+cudapool::any_pool* pool_for(registry& r, int device) noexcept {
+  if (device < 0 || device >= max_devices) [[unlikely]] {
+    report("device " + std::to_string(device) + " is out of range [0, " + std::to_string(max_devices) + ")");
+    return nullptr;
+  }
+  if (cudapool::any_pool* pool = r.slots[static_cast<std::size_t>(device)].pool.load(std::memory_order_acquire))
+      [[likely]] {
+    return pool;
+  }
+  return create_pool(r, device);
+}
+
+[[gnu::noinline]] void* allocation_failed(registry& r, int device, const std::exception& e, bool oom) noexcept {
+  r.null_returns.fetch_add(1, std::memory_order_relaxed);
+  device_slot& slot = r.slots[static_cast<std::size_t>(device)];
+  // The first out-of-memory of a device gets the pool's full account (what is held where); later
+  // ones one line each, since callers may probe for the largest size that fits.
+  if (!oom || !slot.oom_reported.exchange(true, std::memory_order_relaxed)) {
+    report("device " + std::to_string(device) + ": " + e.what());
+  } else {
+    report("device " + std::to_string(device) + ": out of memory (see the first report above)");
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUDAPOOL_TORCH_API void* cudapool_torch_malloc(size_t size, int device, cudaStream_t stream) CUDAPOOL_TORCH_NOEXCEPT {
+  registry& r = state();
+  if (r.exited.load(std::memory_order_acquire)) [[unlikely]] return nullptr;
+  cudapool::any_pool* pool = pool_for(r, device);
+  if (pool == nullptr) [[unlikely]] {
+    if (size != 0) r.null_returns.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  try {
+    return pool->allocate(size, cudapool::stream_ref(stream));  // nullptr for size 0
+  } catch (const cudapool::out_of_memory& e) {
+    return allocation_failed(r, device, e, true);
+  } catch (const std::exception& e) {
+    return allocation_failed(r, device, e, false);
+  }
+}
+
+CUDAPOOL_TORCH_API void cudapool_torch_free(void* ptr, size_t /*size*/, int device,
+                                            cudaStream_t stream) CUDAPOOL_TORCH_NOEXCEPT {
+  if (ptr == nullptr) return;
+  registry& r = state();
+  if (r.exited.load(std::memory_order_acquire)) [[unlikely]] return;
+  cudapool::any_pool* pool =
+      (device >= 0 && device < max_devices) ? r.slots[static_cast<std::size_t>(device)].pool.load(std::memory_order_acquire)
+                                            : nullptr;
+  if (pool == nullptr) [[unlikely]] {
+    char text[64];
+    std::snprintf(text, sizeof text, "%p", ptr);
+    report(std::string("free of ") + text + " on device " + std::to_string(device) +
+           ", which has no pool: not allocated here; ignored");
+    return;
+  }
+  pool->deallocate(ptr, cudapool::stream_ref(stream));
+}
+
+}  // extern "C"

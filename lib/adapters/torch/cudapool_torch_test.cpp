@@ -1,0 +1,218 @@
+// cudapool_torch_test.cpp - libcudapool_torch.so through its C ABI on the simulated device
+// (CUDAPOOL_BACKEND=sim), each case in a child process (cudapool_torch_child) so that what the
+// library does at exit (the CUDAPOOL_STATS file) and what it does on a bad environment (abort)
+// can be checked.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "registry.hpp"
+
+namespace {
+
+struct child_result {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  std::string stderr_text;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "cudapool_torch_" + std::to_string(getpid()) + "_" + name;
+}
+
+// Runs the child in MODE with the simulated backend and `env` (an empty value unsets).
+child_result run_child(const std::string& mode, std::map<std::string, std::string> env) {
+  env.emplace("CUDAPOOL_BACKEND", "sim");
+  const std::string err_path = temp_path(mode + ".stderr");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& [name, value] : env) {
+      if (value.empty()) {
+        unsetenv(name.c_str());
+      } else {
+        setenv(name.c_str(), value.c_str(), 1);
+      }
+    }
+    const int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(120);
+    const char* argv[] = {CUDAPOOL_TORCH_CHILD, CUDAPOOL_TORCH_LIBRARY, mode.c_str(), nullptr};
+    execv(argv[0], const_cast<char* const*>(argv));
+    _exit(121);
+  }
+  child_result r;
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.stderr_text = read_file(err_path);
+  std::remove(err_path.c_str());
+  return r;
+}
+
+// The values of `"key":<number>` in `json`, in order (the stats file is flat enough for this).
+std::vector<std::uint64_t> numbers(const std::string& json, const std::string& key) {
+  std::vector<std::uint64_t> values;
+  const std::string needle = "\"" + key + "\":";
+  for (std::size_t at = json.find(needle); at != std::string::npos; at = json.find(needle, at + 1)) {
+    values.push_back(std::stoull(json.substr(at + needle.size())));
+  }
+  return values;
+}
+
+// The first `"key":<number>` after each device's `"stats":`: the pool-level value.
+std::vector<std::uint64_t> per_device(const std::string& json, const std::string& key) {
+  std::vector<std::uint64_t> values;
+  const std::string needle = "\"" + key + "\":";
+  for (std::size_t at = json.find("\"stats\":"); at != std::string::npos; at = json.find("\"stats\":", at + 1)) {
+    const std::size_t k = json.find(needle, at);
+    if (k == std::string::npos) break;
+    values.push_back(std::stoull(json.substr(k + needle.size())));
+  }
+  return values;
+}
+
+class torch_abi : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(torch_abi, sizes_two_devices_balanced_stats_at_exit) {
+  const std::string stats = temp_path(GetParam() + ".json");
+  std::remove(stats.c_str());
+  const child_result r = run_child("sizes", {{"CUDAPOOL_VARIANT", GetParam()}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text, "");
+  const std::string json = read_file(stats);
+  ASSERT_FALSE(json.empty()) << "no stats file at " << stats;
+  EXPECT_NE(json.find("\"variant\":\"" + GetParam() + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"backend\":\"sim\""), std::string::npos) << json;
+  EXPECT_EQ(numbers(json, "device"), (std::vector<std::uint64_t>{0, 1})) << json;
+  EXPECT_EQ(per_device(json, "in_use_bytes"), (std::vector<std::uint64_t>{0, 0})) << json;
+  // 3 rounds x 9 sizes per device; size 0 is no allocation.
+  EXPECT_EQ(per_device(json, "allocs"), (std::vector<std::uint64_t>{27, 27})) << json;
+  EXPECT_EQ(per_device(json, "frees"), (std::vector<std::uint64_t>{27, 27})) << json;
+  EXPECT_EQ(per_device(json, "invalid_frees"), (std::vector<std::uint64_t>{0, 0})) << json;
+  EXPECT_EQ(numbers(json, "null_returns"), (std::vector<std::uint64_t>{0})) << json;
+  std::remove(stats.c_str());
+}
+
+TEST_P(torch_abi, threads_racing_to_create_pools) {
+  const std::string stats = temp_path(GetParam() + "_threads.json");
+  const child_result r = run_child("threads", {{"CUDAPOOL_VARIANT", GetParam()}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string json = read_file(stats);
+  EXPECT_EQ(per_device(json, "in_use_bytes"), (std::vector<std::uint64_t>{0, 0})) << json;
+  EXPECT_EQ(per_device(json, "allocs"), (std::vector<std::uint64_t>{8000, 8000})) << json;
+  std::remove(stats.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(variants, torch_abi, ::testing::ValuesIn(cudapool::available_variants()),
+                         [](const auto& info) { return info.param; });
+
+TEST(torch_abi_default, default_variant_is_stream) {
+  const std::string stats = temp_path("default.json");
+  const child_result r = run_child("zero", {{"CUDAPOOL_VARIANT", ""}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string json = read_file(stats);
+  EXPECT_NE(json.find("\"variant\":\"stream\""), std::string::npos) << json;
+  EXPECT_EQ(per_device(json, "allocs"), (std::vector<std::uint64_t>{0})) << "size 0 is no allocation: " << json;
+  std::remove(stats.c_str());
+}
+
+// The checker sees an unbalanced run: one block never freed is in use in the file.
+TEST(torch_abi_default, leak_shows_in_stats) {
+  const std::string stats = temp_path("leak.json");
+  const child_result r = run_child("leak", {{"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string json = read_file(stats);
+  EXPECT_EQ(per_device(json, "in_use_bytes"), (std::vector<std::uint64_t>{4096})) << json;
+  std::remove(stats.c_str());
+}
+
+TEST(torch_abi_default, no_stats_file_unless_asked) {
+  const std::string stats = temp_path("unasked.json");
+  std::remove(stats.c_str());
+  const child_result r = run_child("leak", {{"CUDAPOOL_STATS", ""}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(read_file(stats), "");
+}
+
+TEST(torch_abi_default, out_of_memory_returns_null_and_recovers) {
+  const std::string stats = temp_path("oom.json");
+  const child_result r = run_child("oom", {{"CUDAPOOL_BYTE_LIMIT", "8m"}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  // The first out-of-memory of the device gets the pool's account, the second one line.
+  EXPECT_NE(r.stderr_text.find("out of memory"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("see the first report above"), std::string::npos) << r.stderr_text;
+  const std::string json = read_file(stats);
+  EXPECT_EQ(numbers(json, "byte_limit"), (std::vector<std::uint64_t>{8u << 20})) << json;
+  EXPECT_EQ(numbers(json, "null_returns"), (std::vector<std::uint64_t>{2})) << json;
+  EXPECT_EQ(per_device(json, "ooms"), (std::vector<std::uint64_t>{2})) << json;
+  EXPECT_EQ(per_device(json, "in_use_bytes"), (std::vector<std::uint64_t>{0})) << json;
+  std::remove(stats.c_str());
+}
+
+TEST(torch_abi_default, bad_device_returns_null_and_reports) {
+  const child_result r = run_child("bad-device", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("device -1 is out of range"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("device 1000 is out of range"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("has no pool"), std::string::npos) << r.stderr_text;
+}
+
+TEST(torch_abi_default, bad_variant_aborts_naming_the_valid_ones) {
+  const child_result r = run_child("zero", {{"CUDAPOOL_VARIANT", "bogus"}});
+  EXPECT_EQ(r.signal, SIGABRT) << "exit " << r.exit_code << ": " << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("CUDAPOOL_VARIANT='bogus'"), std::string::npos) << r.stderr_text;
+  for (const std::string& v : cudapool::available_variants()) {
+    EXPECT_NE(r.stderr_text.find(v), std::string::npos) << v << " not named in: " << r.stderr_text;
+  }
+}
+
+TEST(torch_abi_default, bad_backend_and_byte_limit_abort) {
+  const child_result backend = run_child("zero", {{"CUDAPOOL_BACKEND", "fpga"}});
+  // run_child sets sim only when the caller did not name a backend.
+  EXPECT_EQ(backend.signal, SIGABRT) << backend.stderr_text;
+  EXPECT_NE(backend.stderr_text.find("CUDAPOOL_BACKEND='fpga'"), std::string::npos) << backend.stderr_text;
+  const child_result limit = run_child("zero", {{"CUDAPOOL_BYTE_LIMIT", "8x"}});
+  EXPECT_EQ(limit.signal, SIGABRT) << limit.stderr_text;
+  EXPECT_NE(limit.stderr_text.find("CUDAPOOL_BYTE_LIMIT='8x'"), std::string::npos) << limit.stderr_text;
+}
+
+// Only the two entry points are exported (the static cudapool, TBB-using and cudart code is not).
+TEST(torch_abi_default, exports_only_the_entry_points) {
+  const std::string command = std::string("nm -D --defined-only ") + CUDAPOOL_TORCH_LIBRARY + " 2>/dev/null";
+  FILE* nm = popen(command.c_str(), "r");
+  ASSERT_NE(nm, nullptr);
+  std::vector<std::string> exported;
+  char line[4096];
+  while (fgets(line, sizeof line, nm) != nullptr) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    fields >> address >> type >> name;
+    // Version-script nodes (type A) are not functions or data.
+    if (!name.empty() && type != "A") exported.push_back(name);
+  }
+  const int status = pclose(nm);
+  if (status != 0 && exported.empty()) GTEST_SKIP() << "nm is not available";
+  std::sort(exported.begin(), exported.end());
+  EXPECT_EQ(exported, (std::vector<std::string>{"cudapool_torch_free", "cudapool_torch_malloc"}));
+}
+
+}  // namespace
