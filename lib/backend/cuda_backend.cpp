@@ -5,12 +5,31 @@
 // a failure throws backend_error naming the call, the error and the device, except in noexcept
 // functions, which write that message to stderr. A failed call's error is cleared with
 // cudaGetLastError so that it does not resurface at the next launch check.
+//
+// Debug support:
+//   - Guard bytes: fill/check kernels (cuda_kernels.cu); a damaged guard becomes a record in a
+//     ring in pinned host memory mapped into the device, which take_guard_failures() reads
+//     without synchronizing the device (the host never dereferences device memory).
+//   - compute-sanitizer: heaps and regions are announced through the NVTX memory API (header-only
+//     NVTX3, nvtx3/nvToolsExtMem.h) in a "cudapool" domain. What the Compute Sanitizer NVTX guide
+//     ("NVTX API for Compute Sanitizer") says and this code relies on:
+//       * a heap of usage NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR over a cudaMalloc'd range makes
+//         memcheck report any access to the heap outside a registered region (so an overrun past
+//         a live block, or a use after its region was unregistered, is an invalid access);
+//       * memcheck honours the API by default since CUDA 12.0 (`--nvtx yes` is the default; with
+//         11.3 .. 11.8 it had to be given);
+//       * NVTX memory calls must come after the CUDA runtime is initialized: the domain is created
+//         after the constructor's first cudaMalloc;
+//       * unregistering a heap releases the regions still in it.
+//     Without a tool attached, nvtxMemHeapRegister returns nullptr and the other calls do nothing,
+//     so register_heap() returns nullptr and a pool skips the region calls.
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -19,6 +38,7 @@
 #include <vector>
 
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExtMem.h>
 
 #include "cuda_kernels.hpp"
 #include "cudapool/backend.hpp"
@@ -94,26 +114,43 @@ class cuda_backend final : public backend {
  public:
   explicit cuda_backend(int device) : device_(device) {
     device_guard guard(device_);
-    void* state = nullptr;
-    check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
-    verify_state_ = static_cast<detail::verify_state*>(state);
-    const cudaError_t status = cudaMemset(verify_state_, 0, sizeof(detail::verify_state));
-    if (status != cudaSuccess) {
-      report_failure(cudaFree(verify_state_), "cudaFree (verify state)", device_);
-      throw_cuda_error("cudaMemset (verify state)", status, device_);
+    try {
+      void* state = nullptr;
+      check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
+      verify_state_ = static_cast<detail::verify_state*>(state);
+      check(cudaMemset(verify_state_, 0, sizeof(detail::verify_state)), "cudaMemset (verify state)", device_);
+      void* counters = nullptr;
+      check(cudaMalloc(&counters, sizeof(detail::guard_counters)), "cudaMalloc (guard counters)", device_);
+      guard_counters_ = static_cast<detail::guard_counters*>(counters);
+      check(cudaMemset(guard_counters_, 0, sizeof(detail::guard_counters)), "cudaMemset (guard counters)", device_);
+      void* ring = nullptr;
+      check(cudaHostAlloc(&ring, sizeof(detail::guard_ring), cudaHostAllocMapped), "cudaHostAlloc (guard ring)",
+            device_);
+      guard_ring_host_ = static_cast<detail::guard_ring*>(ring);
+      std::memset(guard_ring_host_, 0, sizeof(detail::guard_ring));  // host memory: before any launch
+      void* device_ring = nullptr;
+      check(cudaHostGetDevicePointer(&device_ring, ring, 0), "cudaHostGetDevicePointer (guard ring)", device_);
+      guard_ring_device_ = static_cast<detail::guard_ring*>(device_ring);
+    } catch (...) {
+      release_device_state();
+      throw;
     }
+    // After the runtime is initialized (the cudaMalloc above), as the sanitizer's NVTX guide asks.
+    nvtx_domain_ = nvtxDomainCreateA("cudapool");
   }
 
   ~cuda_backend() override {
     try {
       device_guard guard(device_);
-      // Work still queued may record these events or write the verify state.
+      // Work still queued may record these events or write the verify state and the guard ring.
       report_failure(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device_);
+      report_dropped_guard_failures();
       for (cudaEvent_t e : events_) report_failure(cudaEventDestroy(e), "cudaEventDestroy", device_);
-      report_failure(cudaFree(verify_state_), "cudaFree (verify state)", device_);
+      release_device_state();
     } catch (const backend_error& e) {
       report(e.what());
     }
+    nvtxDomainDestroy(nvtx_domain_);
   }
 
   cuda_backend(const cuda_backend&) = delete;
@@ -284,9 +321,146 @@ class cuda_backend final : public backend {
     return report;
   }
 
+  // ---- debug: guard bytes ----
+
+  void fill_guard(stream_ref s, void* p, std::size_t bytes, std::uint8_t pattern) override {
+    check_guard_range("fill_guard", p, bytes);
+    device_guard guard(device_);
+    check(detail::launch_fill_guard(to_cuda(s), p, bytes, pattern), "fill_guard kernel launch", device_);
+  }
+
+  void check_guard(stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern, std::uint64_t tag) override {
+    check_guard_range("check_guard", p, bytes);
+    device_guard guard(device_);
+    check(detail::launch_check_guard(to_cuda(s), p, bytes, pattern, tag, guard_counters_, guard_ring_device_),
+          "check_guard kernel launch", device_);
+  }
+
+  // Takes the completed records in claim order; a claimed record still being written stops the
+  // walk, and it and the ones after it come in a later call.
+  [[nodiscard]] std::vector<guard_failure> take_guard_failures() override {
+    std::lock_guard lock(guard_mutex_);
+    std::vector<guard_failure> failures;
+    std::uint64_t dropped_seen = guard_dropped_reported_;
+    for (;; ++guard_consumed_) {
+      detail::guard_record& record = guard_ring_host_->records[guard_consumed_ % detail::guard_ring_capacity];
+      // Acquire: the record's fields were written before its sequence (__threadfence_system).
+      if (std::atomic_ref(record.sequence).load(std::memory_order_acquire) != guard_consumed_ + 1) break;
+      failures.push_back({.tag = record.tag,
+                          .byte_offset = static_cast<std::size_t>(record.byte_offset),
+                          .found = static_cast<std::uint8_t>(record.found)});
+      dropped_seen = std::max<std::uint64_t>(dropped_seen, record.dropped_before);
+    }
+    // Release: the records are copied before the device may reuse their slots.
+    std::atomic_ref(guard_ring_host_->consumed).store(guard_consumed_, std::memory_order_release);
+    if (dropped_seen > guard_dropped_reported_) {
+      std::fprintf(stderr, "cudapool: cuda backend: %llu guard failures dropped (a ring of %u records was full)\n",
+                   static_cast<unsigned long long>(dropped_seen - guard_dropped_reported_),
+                   detail::guard_ring_capacity);
+      guard_dropped_reported_ = dropped_seen;
+    }
+    return failures;
+  }
+
+  // ---- debug: NVTX memory heaps for compute-sanitizer ----
+
+  void* register_heap(void* base, std::size_t bytes) override {
+    if (base == nullptr || bytes == 0) {
+      throw std::invalid_argument("cuda backend: register_heap needs a non-null base and a non-zero size");
+    }
+    const nvtxMemVirtualRangeDesc_t range{.size = bytes, .ptr = base};
+    nvtxMemHeapDesc_t desc{};
+    desc.extCompatID = NVTX_EXT_COMPATID_MEM;
+    desc.structSize = sizeof(desc);
+    desc.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+    desc.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    desc.typeSpecificDescSize = sizeof(range);
+    desc.typeSpecificDesc = &range;
+    return nvtxMemHeapRegister(nvtx_domain_, &desc);
+  }
+
+  void unregister_heap(void* heap) noexcept override {
+    if (heap != nullptr) nvtxMemHeapUnregister(nvtx_domain_, static_cast<nvtxMemHeapHandle_t>(heap));
+  }
+
+  // A nullptr heap is the "no tool attached" handle: nothing to tell (and nullptr would mean
+  // NVTX's process-wide heap).
+  void register_region(void* heap, const void* p, std::size_t bytes) override {
+    if (heap == nullptr) return;
+    const nvtxMemVirtualRangeDesc_t range{.size = bytes, .ptr = p};
+    nvtxMemRegionsRegisterBatch_t batch{};
+    batch.extCompatID = NVTX_EXT_COMPATID_MEM;
+    batch.structSize = sizeof(batch);
+    batch.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    batch.heap = static_cast<nvtxMemHeapHandle_t>(heap);
+    batch.regionCount = 1;
+    batch.regionDescElementSize = sizeof(range);
+    batch.regionDescElements = &range;
+    batch.regionHandleElementsOut = nullptr;  // virtual-address regions are named by their pointer
+    nvtxMemRegionsRegister(nvtx_domain_, &batch);
+  }
+
+  void unregister_region(void* heap, const void* p) noexcept override {
+    if (heap == nullptr) return;
+    nvtxMemRegionRef_t ref;
+    ref.pointer = p;
+    nvtxMemRegionsUnregisterBatch_t batch{};
+    batch.extCompatID = NVTX_EXT_COMPATID_MEM;
+    batch.structSize = sizeof(batch);
+    batch.refType = NVTX_MEM_REGION_REF_TYPE_POINTER;
+    batch.refCount = 1;
+    batch.refElementSize = sizeof(ref);
+    batch.refElements = &ref;
+    nvtxMemRegionsUnregister(nvtx_domain_, &batch);
+  }
+
  private:
+  static void check_guard_range(const char* what, const void* p, std::size_t bytes) {
+    if (p == nullptr && bytes != 0) {
+      throw std::invalid_argument(std::string("cuda backend: ") + what + ": null pointer with " +
+                                  std::to_string(bytes) + " bytes");
+    }
+  }
+
+  // Frees what the constructor allocated (any prefix of it); noexcept paths only report.
+  void release_device_state() noexcept {
+    if (guard_ring_host_ != nullptr) report_failure(cudaFreeHost(guard_ring_host_), "cudaFreeHost (guard ring)", device_);
+    if (guard_counters_ != nullptr) report_failure(cudaFree(guard_counters_), "cudaFree (guard counters)", device_);
+    if (verify_state_ != nullptr) report_failure(cudaFree(verify_state_), "cudaFree (verify state)", device_);
+    guard_ring_host_ = nullptr;
+    guard_ring_device_ = nullptr;
+    guard_counters_ = nullptr;
+    verify_state_ = nullptr;
+  }
+
+  // At destruction, after the device is idle: the exact count of failures the full ring dropped
+  // that no later record has reported.
+  void report_dropped_guard_failures() noexcept {
+    detail::guard_counters counters{};
+    const cudaError_t status = cudaMemcpy(&counters, guard_counters_, sizeof(counters), cudaMemcpyDeviceToHost);
+    if (status != cudaSuccess) {
+      report_failure(status, "cudaMemcpy (guard counters)", device_);
+      return;
+    }
+    std::lock_guard lock(guard_mutex_);
+    if (counters.dropped > guard_dropped_reported_) {
+      std::fprintf(stderr, "cudapool: cuda backend: %llu guard failures dropped (a ring of %u records was full)\n",
+                   static_cast<unsigned long long>(counters.dropped - guard_dropped_reported_),
+                   detail::guard_ring_capacity);
+    }
+  }
+
   const int device_;
   detail::verify_state* verify_state_ = nullptr;  // device memory, written only by verify kernels
+  detail::guard_counters* guard_counters_ = nullptr;  // device memory, written only by check-guard kernels
+  detail::guard_ring* guard_ring_host_ = nullptr;     // pinned host memory; the host's view of the ring
+  detail::guard_ring* guard_ring_device_ = nullptr;   // the same memory, as kernels address it
+  nvtxDomainHandle_t nvtx_domain_ = nullptr;          // set once, at construction
+
+  // Taken by take_guard_failures (and the destructor) only.
+  std::mutex guard_mutex_;
+  std::uint64_t guard_consumed_ = 0;          // GUARDED_BY(guard_mutex_); records taken, published in the ring
+  std::uint64_t guard_dropped_reported_ = 0;  // GUARDED_BY(guard_mutex_)
   // allocate_chunk minus free_chunk; any thread, relaxed: a statistic that orders nothing.
   std::atomic<std::size_t> chunk_bytes_{0};
   // Numbers verify launches; any thread, relaxed: only uniqueness matters. Starts at 1 because 0

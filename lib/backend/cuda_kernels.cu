@@ -64,7 +64,62 @@ __global__ void spin_kernel(std::uint64_t nanoseconds) {
   }
 }
 
+// Guards are a few KiB at most: one block walks them byte by byte, any alignment.
+__global__ void fill_guard_kernel(std::uint8_t* bytes, std::size_t count, std::uint8_t pattern) {
+  for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) bytes[i] = pattern;
+}
+
+// Records the lowest differing byte as one failure in the ring, or counts it as dropped when the
+// ring holds guard_ring_capacity records the host has not taken yet.
+__global__ void check_guard_kernel(const std::uint8_t* bytes, std::size_t count, std::uint8_t pattern,
+                                   std::uint64_t tag, guard_counters* counters, guard_ring* ring) {
+  __shared__ unsigned long long first_wrong;
+  if (threadIdx.x == 0) first_wrong = ULLONG_MAX;
+  __syncthreads();
+  for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) {
+    if (bytes[i] != pattern) {
+      atomicMin(&first_wrong, static_cast<unsigned long long>(i));
+      break;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x != 0 || first_wrong == ULLONG_MAX) return;
+
+  const volatile unsigned long long* consumed = &ring->consumed;
+  unsigned long long claim = atomicAdd(&counters->claimed, 0ULL);
+  for (;;) {
+    if (claim >= *consumed + guard_ring_capacity) {
+      atomicAdd(&counters->dropped, 1ULL);
+      return;
+    }
+    const unsigned long long seen = atomicCAS(&counters->claimed, claim, claim + 1);
+    if (seen == claim) break;
+    claim = seen;
+  }
+  guard_record& record = ring->records[claim % guard_ring_capacity];
+  record.tag = tag;
+  record.byte_offset = first_wrong;
+  record.found = bytes[first_wrong];
+  record.dropped_before = atomicAdd(&counters->dropped, 0ULL);
+  __threadfence_system();  // the fields reach the host before the sequence number does
+  *static_cast<volatile unsigned long long*>(&record.sequence) = claim + 1;
+}
+
 }  // namespace
+
+cudaError_t launch_fill_guard(cudaStream_t stream, void* p, std::size_t bytes, std::uint8_t pattern) noexcept {
+  if (bytes == 0) return cudaSuccess;
+  fill_guard_kernel<<<1, threads_per_block, 0, stream>>>(static_cast<std::uint8_t*>(p), bytes, pattern);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_check_guard(cudaStream_t stream, const void* p, std::size_t bytes, std::uint8_t pattern,
+                               std::uint64_t tag, guard_counters* counters, guard_ring* ring) noexcept {
+  if (bytes == 0) return cudaSuccess;
+  check_guard_kernel<<<1, threads_per_block, 0, stream>>>(static_cast<const std::uint8_t*>(p), bytes, pattern, tag,
+                                                           counters, ring);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_fill(cudaStream_t stream, void* p, std::size_t words, std::uint32_t pattern) noexcept {
   if (words == 0) return cudaSuccess;

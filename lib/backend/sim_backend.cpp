@@ -14,8 +14,8 @@
 //   - worker -> host: synchronize() (a signal operation), an event observed complete, and
 //     destroy_stream (the join);
 //   - worker -> worker: an event observed complete by a stream_wait operation.
-// Workers share no lock or atomic on the operation path; the verify-mismatch mutex is taken only
-// when a mismatch is found. Waiting uses a futex on a word only the awaited side writes, rather
+// Workers share no lock or atomic on the operation path; the verify-mismatch and guard-failure
+// mutexes are taken only when a mismatch or a damaged guard is found. Waiting uses a futex on a word only the awaited side writes, rather
 // than std::atomic::wait, whose libstdc++ implementation bumps shared waiter-table counters with
 // seq_cst read-modify-writes and so would order unrelated waiters. Linux only, therefore.
 //
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -157,6 +158,17 @@ struct verify_op {
   std::size_t count;
   std::uint32_t pattern;
 };
+struct fill_guard_op {
+  std::uint8_t* bytes;
+  std::size_t count;
+  std::uint8_t pattern;
+};
+struct check_guard_op {
+  const std::uint8_t* bytes;
+  std::size_t count;
+  std::uint8_t pattern;
+  std::uint64_t tag;
+};
 struct spin_op {
   std::chrono::nanoseconds duration;
 };
@@ -172,7 +184,8 @@ struct signal_op {
 };
 // The destructor's last operation: the worker returns.
 struct stop_op {};
-using stream_op = std::variant<fill_op, verify_op, spin_op, record_op, wait_op, signal_op, stop_op>;
+using stream_op = std::variant<fill_op, verify_op, fill_guard_op, check_guard_op, spin_op, record_op, wait_op,
+                               signal_op, stop_op>;
 
 template <class... F>
 struct overloaded : F... {
@@ -202,6 +215,31 @@ class mismatch_log {
   std::vector<verify_mismatch> first_;    // GUARDED_BY(mutex_)
 };
 
+// Where check_guard operations report; like mismatch_log, locked only when a guard is damaged
+// (and by take(), on the host). Unbounded: the sim has no device memory budget to respect.
+class guard_log {
+ public:
+  void add(const guard_failure& f) {
+    std::lock_guard lock(mutex_);
+    failures_.push_back(f);
+  }
+
+  std::vector<guard_failure> take() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(failures_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<guard_failure> failures_;  // GUARDED_BY(mutex_)
+};
+
+// Device logs the stream workers write into; they outlive the streams.
+struct device_logs {
+  mismatch_log mismatches;
+  guard_log guards;
+};
+
 // ---- streams -------------------------------------------------------------------------------------
 
 // Stream ids are unique for the life of the process, across backends, like cudaStreamGetId.
@@ -225,11 +263,11 @@ struct op_node {
 
 class sim_stream {
  public:
-  sim_stream(std::uint64_t seed, std::chrono::nanoseconds max_latency, mismatch_log& mismatches)
+  sim_stream(std::uint64_t seed, std::chrono::nanoseconds max_latency, device_logs& logs)
       : id_(next_stream_id.fetch_add(1, std::memory_order_relaxed)),
         max_latency_(max_latency),
         random_(seed + id_),
-        mismatches_(mismatches),
+        logs_(logs),
         worker_([this] { run(); }) {}
 
   sim_stream(const sim_stream&) = delete;
@@ -305,6 +343,8 @@ class sim_stream {
     std::visit(overloaded{
                    [](const fill_op& f) { run_fill(f); },
                    [this](const verify_op& v) { run_verify(v); },
+                   [](const fill_guard_op& f) { run_fill_guard(f); },
+                   [this](const check_guard_op& c) { run_check_guard(c); },
                    [](const spin_op& s) { std::this_thread::sleep_for(s.duration); },
                    [](const record_op& r) { r.target.state->complete(r.target.record); },
                    [](const wait_op& w) { w.target.state->wait_for(w.target.record); },
@@ -325,17 +365,26 @@ class sim_stream {
     const std::uint32_t* end = v.words + v.count;
     const std::uint32_t* wrong = std::find_if(v.words, end, [&](std::uint32_t w) { return w != v.pattern; });
     if (wrong == end) return;
-    mismatches_.add({.block = reinterpret_cast<std::uintptr_t>(v.words),
+    logs_.mismatches.add({.block = reinterpret_cast<std::uintptr_t>(v.words),
                      .bytes = v.count * sizeof(std::uint32_t),
                      .word_offset = static_cast<std::size_t>(wrong - v.words),
                      .expected = v.pattern,
                      .found = *wrong});
   }
 
+  [[gnu::noinline]] static void run_fill_guard(const fill_guard_op& f) { std::fill_n(f.bytes, f.count, f.pattern); }
+
+  [[gnu::noinline]] void run_check_guard(const check_guard_op& c) {
+    const std::uint8_t* end = c.bytes + c.count;
+    const std::uint8_t* wrong = std::find_if(c.bytes, end, [&](std::uint8_t b) { return b != c.pattern; });
+    if (wrong == end) return;
+    logs_.guards.add({.tag = c.tag, .byte_offset = static_cast<std::size_t>(wrong - c.bytes), .found = *wrong});
+  }
+
   const std::uint64_t id_;
   const std::chrono::nanoseconds max_latency_;
   std::mt19937_64 random_;  // only the worker uses it
-  mismatch_log& mismatches_;
+  device_logs& logs_;
 
   // INVARIANT: following `next` from tail_ reaches head_; tail_'s operation has run (or is the
   // initial stub's), every later node's has not.
@@ -540,13 +589,137 @@ class sim_backend_impl final : public sim_backend {
 
   [[nodiscard]] verify_report verification_report() override {
     synchronize_device();
-    return mismatches_.snapshot();
+    return logs_.mismatches.snapshot();
+  }
+
+  // ---- debug: guard bytes ----
+
+  void fill_guard(stream_ref s, void* p, std::size_t bytes, std::uint8_t pattern) override {
+    check_guard_range("fill_guard", p, bytes);
+    resolve(s).enqueue(fill_guard_op{static_cast<std::uint8_t*>(p), bytes, pattern});
+  }
+
+  void check_guard(stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern, std::uint64_t tag) override {
+    check_guard_range("check_guard", p, bytes);
+    resolve(s).enqueue(check_guard_op{static_cast<const std::uint8_t*>(p), bytes, pattern, tag});
+  }
+
+  [[nodiscard]] std::vector<guard_failure> take_guard_failures() override { return logs_.guards.take(); }
+
+  // ---- debug: NVTX-style heaps, checked ----
+
+  void* register_heap(void* base, std::size_t bytes) override {
+    if (base == nullptr || bytes == 0) {
+      throw std::invalid_argument("sim backend: register_heap needs a non-null base and a non-zero size");
+    }
+    const auto begin = reinterpret_cast<std::uintptr_t>(base);
+    std::lock_guard lock(heaps_mutex_);
+    // Heaps may not overlap: the one starting at or after begin, and the one before it.
+    const auto next = heaps_.lower_bound(begin);
+    if ((next != heaps_.end() && next->first - begin < bytes) ||
+        (next != heaps_.begin() && begin - std::prev(next)->first < std::prev(next)->second.bytes)) {
+      throw std::logic_error("sim backend: register_heap(" + pointer_text(base) + ", " + std::to_string(bytes) +
+                             "): overlaps a registered heap");
+    }
+    heaps_.emplace(begin, heap_record{bytes, {}});
+    return base;
+  }
+
+  void unregister_heap(void* heap) noexcept override {
+    std::lock_guard lock(heaps_mutex_);
+    const auto it = heaps_.find(reinterpret_cast<std::uintptr_t>(heap));
+    if (it == heaps_.end()) {
+      registration_error("unregister_heap: not a registered heap", heap);
+      return;
+    }
+    region_count_ -= it->second.regions.size();
+    heaps_.erase(it);
+  }
+
+  void register_region(void* heap, const void* p, std::size_t bytes) override {
+    std::lock_guard lock(heaps_mutex_);
+    const auto it = heaps_.find(reinterpret_cast<std::uintptr_t>(heap));
+    if (it == heaps_.end()) {
+      throw std::logic_error("sim backend: register_region(" + pointer_text(p) + "): " + pointer_text(heap) +
+                             " is not a registered heap");
+    }
+    const std::uintptr_t heap_begin = it->first;
+    const auto begin = reinterpret_cast<std::uintptr_t>(p);
+    auto& regions = it->second.regions;
+    const auto fail = [&](const char* why) {
+      throw std::logic_error("sim backend: register_region(" + pointer_text(p) + ", " + std::to_string(bytes) +
+                             ") in heap " + pointer_text(heap) + ": " + why);
+    };
+    if (begin < heap_begin || begin - heap_begin > it->second.bytes || bytes > it->second.bytes - (begin - heap_begin)) {
+      fail("outside the heap");
+    }
+    // Live blocks never overlap: check the region starting at or after p, and the one before it.
+    const auto next = regions.lower_bound(begin);
+    if (next != regions.end() && (next->first == begin || next->first - begin < bytes)) fail("overlaps a live region");
+    if (next != regions.begin() && begin - std::prev(next)->first < std::prev(next)->second) {
+      fail("overlaps a live region");
+    }
+    regions.emplace(begin, bytes);
+    ++region_count_;
+  }
+
+  void unregister_region(void* heap, const void* p) noexcept override {
+    std::lock_guard lock(heaps_mutex_);
+    const auto it = heaps_.find(reinterpret_cast<std::uintptr_t>(heap));
+    if (it == heaps_.end()) {
+      registration_error("unregister_region: the heap is not registered", heap);
+      return;
+    }
+    if (it->second.regions.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) {
+      registration_error("unregister_region: not a registered region", p);
+      return;
+    }
+    --region_count_;
+  }
+
+  [[nodiscard]] std::size_t registered_heaps() const override {
+    std::lock_guard lock(heaps_mutex_);
+    return heaps_.size();
+  }
+
+  [[nodiscard]] std::size_t registered_regions() const override {
+    std::lock_guard lock(heaps_mutex_);
+    return region_count_;
+  }
+
+  [[nodiscard]] std::size_t registration_errors() const override {
+    std::lock_guard lock(heaps_mutex_);
+    return registration_errors_;
   }
 
  private:
   std::shared_ptr<sim_stream> new_stream() {
-    return std::make_shared<sim_stream>(options_.seed, options_.max_latency, mismatches_);
+    return std::make_shared<sim_stream>(options_.seed, options_.max_latency, logs_);
   }
+
+  static void check_guard_range(const char* what, const void* p, std::size_t bytes) {
+    if (p == nullptr && bytes != 0) {
+      throw std::invalid_argument(std::string("sim backend: ") + what + ": null pointer with " +
+                                  std::to_string(bytes) + " bytes");
+    }
+  }
+
+  static std::string pointer_text(const void* p) {
+    char text[2 + 2 * sizeof(void*) + 1];
+    std::snprintf(text, sizeof text, "%p", p);
+    return text;
+  }
+
+  // Called with heaps_mutex_ held, from noexcept functions.
+  void registration_error(const char* what, const void* p) noexcept {
+    ++registration_errors_;
+    std::fprintf(stderr, "cudapool: sim backend: %s (%p)\n", what, p);
+  }
+
+  struct heap_record {
+    std::size_t bytes;
+    std::map<std::uintptr_t, std::size_t> regions;  // begin -> bytes; INVARIANT: disjoint, inside the heap
+  };
 
   // A stream_ref given to the backend names one of its live streams: the lookup takes no lock, so
   // host threads using different streams share nothing here.
@@ -563,7 +736,7 @@ class sim_backend_impl final : public sim_backend {
   }
 
   const sim_options options_;
-  mismatch_log mismatches_;  // before the streams, whose workers report into it
+  device_logs logs_;  // before the streams, whose workers report into it
 
   // Taken by allocate_chunk, free_chunk and the fault-injection setters; never by workers.
   std::mutex chunk_mutex_;
@@ -585,6 +758,12 @@ class sim_backend_impl final : public sim_backend {
   std::mutex streams_mutex_;
   std::unordered_map<void*, std::shared_ptr<sim_stream>> streams_;  // GUARDED_BY(streams_mutex_)
   std::shared_ptr<sim_stream> default_stream_;                      // set once, at construction
+
+  // Taken by the heap and region calls and their accessors; never by workers.
+  mutable std::mutex heaps_mutex_;
+  std::map<std::uintptr_t, heap_record> heaps_;  // GUARDED_BY(heaps_mutex_); base -> heap, disjoint
+  std::size_t region_count_ = 0;                 // GUARDED_BY(heaps_mutex_); regions in all heaps
+  std::size_t registration_errors_ = 0;          // GUARDED_BY(heaps_mutex_)
 };
 
 }  // namespace

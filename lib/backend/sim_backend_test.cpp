@@ -371,5 +371,190 @@ TEST(SimBackend, DestroyingTheBackendDrainsPausedStreams) {
   b.reset();  // must not hang: destruction resumes every stream before draining them
 }
 
+// ---- debug: guard bytes ----
+
+TEST(SimBackend, GuardFilledThenCheckedIsClean) {
+  auto b = make_sim_backend({.max_latency = 20us});
+  chunk c(*b, 4096);
+  // Unaligned pointers and sizes, and an empty guard.
+  for (const auto& [at, bytes] : {std::pair<std::size_t, std::size_t>{3, 37}, {1, 1}, {64, 256}, {7, 4001 - 7}, {9, 0}}) {
+    b->fill_guard({}, offset(c.get(), at), bytes, 0xCD);
+    b->check_guard({}, offset(c.get(), at), bytes, 0xCD, at);
+  }
+  b->synchronize({});
+  EXPECT_TRUE(b->take_guard_failures().empty());
+}
+
+TEST(SimBackend, GuardDamagedByAFillIsReportedOnceWithTagAndOffset) {
+  auto b = make_sim_backend();
+  chunk c(*b, 4096);
+  void* guard = offset(c.get(), 5);
+  b->fill_guard({}, guard, 100, 0xCD);
+  // A word write at offset 8 of the chunk: guard bytes 3..6.
+  b->fill({}, offset(c.get(), 8), 4, 0x11223344u);
+  b->check_guard({}, guard, 100, 0xCD, 77);
+  b->synchronize({});
+  const std::vector<guard_failure> failures = b->take_guard_failures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].tag, 77u);
+  EXPECT_EQ(failures[0].byte_offset, 3u);
+  EXPECT_EQ(failures[0].found, 0x44);  // the word's lowest byte (little-endian)
+  EXPECT_TRUE(b->take_guard_failures().empty()) << "reported twice";
+}
+
+TEST(SimBackend, GuardChecksReportInStreamOrderEachWithItsOwnTag) {
+  auto b = make_sim_backend();
+  chunk c(*b, 4096);
+  void* guard = offset(c.get(), 1);
+  b->fill_guard({}, guard, 200, 0xAB);
+  b->check_guard({}, guard, 200, 0xAB, 1);     // clean
+  b->fill_guard({}, offset(guard, 150), 10, 0xEE);  // damages bytes 150..159
+  b->check_guard({}, guard, 200, 0xAB, 2);
+  b->fill_guard({}, offset(guard, 20), 1, 0x00);    // and byte 20
+  b->check_guard({}, guard, 200, 0xAB, 3);
+  b->check_guard({}, offset(guard, 160), 40, 0xAB, 4);  // the tail is still clean
+  b->synchronize({});
+  const std::vector<guard_failure> failures = b->take_guard_failures();
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].tag, 2u);
+  EXPECT_EQ(failures[0].byte_offset, 150u);
+  EXPECT_EQ(failures[0].found, 0xEE);
+  EXPECT_EQ(failures[1].tag, 3u);
+  EXPECT_EQ(failures[1].byte_offset, 20u);
+  EXPECT_EQ(failures[1].found, 0x00);
+}
+
+TEST(SimBackend, TakeGuardFailuresDoesNotWaitForQueuedChecks) {
+  auto b = make_sim_backend();
+  const stream_ref s = b->create_stream();
+  chunk c(*b, 4096);
+  b->fill_guard(s, c.get(), 64, 0x5A);
+  b->fill_guard(s, offset(c.get(), 10), 1, 0x00);
+  b->synchronize(s);
+  b->pause(s);
+  b->check_guard(s, c.get(), 64, 0x5A, 9);
+  EXPECT_TRUE(b->take_guard_failures().empty());  // the check has not run
+  b->resume(s);
+  b->synchronize(s);
+  const std::vector<guard_failure> failures = b->take_guard_failures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].tag, 9u);
+  EXPECT_EQ(failures[0].byte_offset, 10u);
+  b->destroy_stream(s);
+}
+
+// The pattern a pool uses: the guard is filled at allocation on one stream and checked at free on
+// another, ordered by an event; under ThreadSanitizer this must not race.
+TEST(SimBackend, GuardFilledOnOneStreamCheckedOnAnotherAfterAnEvent) {
+  auto b = make_sim_backend({.max_latency = 50us});
+  const stream_ref a = b->create_stream();
+  const stream_ref w = b->create_stream();
+  chunk c(*b, 4096);
+  event_handle e = b->acquire_event();
+  for (std::uint64_t round = 0; round < 20; ++round) {
+    void* guard = offset(c.get(), 13 + round);
+    b->fill_guard(a, guard, 50, static_cast<std::uint8_t>(round));
+    if (round % 5 == 4) b->fill_guard(a, offset(guard, 49), 1, 0xFF);
+    b->record(e, a);
+    b->stream_wait(w, e);
+    b->check_guard(w, guard, 50, static_cast<std::uint8_t>(round), round);
+    b->record(e, w);
+    b->stream_wait(a, e);
+  }
+  b->synchronize(a);
+  b->synchronize(w);
+  std::vector<std::uint64_t> tags;
+  for (const guard_failure& f : b->take_guard_failures()) {
+    EXPECT_EQ(f.byte_offset, 49u);
+    tags.push_back(f.tag);
+  }
+  EXPECT_EQ(tags, (std::vector<std::uint64_t>{4, 9, 14, 19}));
+  b->release_event(e);
+  b->destroy_stream(a);
+  b->destroy_stream(w);
+}
+
+TEST(SimBackend, GuardRangesMayNotBeNull) {
+  auto b = make_sim_backend();
+  EXPECT_THROW(b->fill_guard({}, nullptr, 8, 0xCD), std::invalid_argument);
+  EXPECT_THROW(b->check_guard({}, nullptr, 8, 0xCD, 1), std::invalid_argument);
+  b->fill_guard({}, nullptr, 0, 0xCD);
+  b->check_guard({}, nullptr, 0, 0xCD, 1);
+  b->synchronize({});
+  EXPECT_TRUE(b->take_guard_failures().empty());
+}
+
+// ---- debug: NVTX-style heaps ----
+
+TEST(SimBackend, HeapsAndRegionsRegisterAndUnregisterInBalance) {
+  auto b = make_sim_backend();
+  chunk c(*b, chunk_size);
+  void* heap = b->register_heap(c.get(), c.bytes());
+  ASSERT_NE(heap, nullptr);
+  EXPECT_EQ(b->registered_heaps(), 1u);
+  b->register_region(heap, c.get(), 1024);
+  b->register_region(heap, offset(c.get(), 1024), 512);
+  b->register_region(heap, offset(c.get(), c.bytes() - 256), 256);  // ends at the heap's end
+  EXPECT_EQ(b->registered_regions(), 3u);
+  b->unregister_region(heap, offset(c.get(), 1024));
+  EXPECT_EQ(b->registered_regions(), 2u);
+  b->register_region(heap, offset(c.get(), 1024), 2048);  // the freed range, reused
+  EXPECT_EQ(b->registered_regions(), 3u);
+  b->unregister_region(heap, c.get());
+  EXPECT_EQ(b->registered_regions(), 2u);
+  // Unregistering the heap takes its remaining regions with it, as nvtxMemHeapUnregister does.
+  b->unregister_heap(heap);
+  EXPECT_EQ(b->registered_heaps(), 0u);
+  EXPECT_EQ(b->registered_regions(), 0u);
+  EXPECT_EQ(b->registration_errors(), 0u);
+}
+
+TEST(SimBackend, RegionsOutsideTheirHeapOrOverlappingAreRejected) {
+  auto b = make_sim_backend();
+  chunk c(*b, chunk_size);
+  void* const half = offset(c.get(), c.bytes() / 2);
+  void* heap = b->register_heap(half, c.bytes() / 2);
+  b->register_region(heap, offset(half, 4096), 4096);
+  EXPECT_THROW(b->register_region(heap, c.get(), 16), std::logic_error);                        // before the heap
+  EXPECT_THROW(b->register_region(heap, offset(half, c.bytes() / 2 - 8), 16), std::logic_error);  // past its end
+  EXPECT_THROW(b->register_region(heap, offset(half, c.bytes() / 2 + 8), 0), std::logic_error);   // beyond it
+  EXPECT_THROW(b->register_region(heap, offset(half, 4096), 16), std::logic_error);              // registered twice
+  EXPECT_THROW(b->register_region(heap, offset(half, 4000), 100), std::logic_error);             // overlaps from below
+  EXPECT_THROW(b->register_region(heap, offset(half, 8191), 1), std::logic_error);               // overlaps inside
+  EXPECT_THROW(b->register_region(c.get(), c.get(), 16), std::logic_error);                      // not a heap
+  b->register_region(heap, offset(half, 4000), 96);  // touches it: fine
+  EXPECT_EQ(b->registered_regions(), 2u);
+  // Heaps may not overlap either.
+  EXPECT_THROW((void)b->register_heap(c.get(), c.bytes() / 2 + 1), std::logic_error);
+  EXPECT_THROW((void)b->register_heap(offset(half, 64), 64), std::logic_error);
+  EXPECT_THROW((void)b->register_heap(nullptr, 64), std::invalid_argument);
+  EXPECT_THROW((void)b->register_heap(c.get(), 0), std::invalid_argument);
+  void* low = b->register_heap(c.get(), c.bytes() / 2);  // adjacent: fine
+  EXPECT_EQ(b->registered_heaps(), 2u);
+  b->unregister_heap(low);
+  b->unregister_heap(heap);
+  EXPECT_EQ(b->registered_regions(), 0u);
+  EXPECT_EQ(b->registration_errors(), 0u);
+}
+
+TEST(SimBackend, UnregisteringWhatIsNotRegisteredIsCounted) {
+  auto b = make_sim_backend();
+  chunk c(*b, chunk_size);
+  void* heap = b->register_heap(c.get(), c.bytes());
+  b->register_region(heap, c.get(), 64);
+  b->unregister_region(heap, offset(c.get(), 64));  // no region there
+  EXPECT_EQ(b->registration_errors(), 1u);
+  b->unregister_region(offset(c.get(), 8), c.get());  // not a heap
+  EXPECT_EQ(b->registration_errors(), 2u);
+  b->unregister_region(heap, c.get());
+  b->unregister_region(heap, c.get());  // twice
+  EXPECT_EQ(b->registration_errors(), 3u);
+  b->unregister_heap(heap);
+  b->unregister_heap(heap);  // twice
+  EXPECT_EQ(b->registration_errors(), 4u);
+  EXPECT_EQ(b->registered_heaps(), 0u);
+  EXPECT_EQ(b->registered_regions(), 0u);
+}
+
 }  // namespace
 }  // namespace cudapool

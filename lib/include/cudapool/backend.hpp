@@ -35,6 +35,13 @@ struct verify_report {
   std::vector<verify_mismatch> first;    // the first few of them, in the order the device saw them
 };
 
+// One damaged guard seen by a check_guard() operation on the device.
+struct guard_failure {
+  std::uint64_t tag = 0;          // the tag given to check_guard()
+  std::size_t byte_offset = 0;    // a byte that differed, from the checked pointer (the first one on sim)
+  std::uint8_t found = 0;         // its value
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -72,6 +79,26 @@ class backend {
   virtual void spin(stream_ref s, std::chrono::nanoseconds duration) = 0;
   // Synchronizes the device, then returns every mismatch recorded so far.
   [[nodiscard]] virtual verify_report verification_report() = 0;
+
+  // Debug: guard bytes. fill_guard writes `pattern` to every byte of [p, p + bytes) in stream
+  // order; check_guard checks them in stream order and records a failure carrying `tag` when any
+  // byte differs (one failure per check). Any alignment and any size (0 .. a few KiB).
+  // take_guard_failures() returns the failures recorded since its last call, without
+  // synchronizing: failures of checks still queued appear in a later call. The cuda backend keeps
+  // a bounded ring of failures and reports how many it dropped on stderr.
+  virtual void fill_guard(stream_ref s, void* p, std::size_t bytes, std::uint8_t pattern) = 0;
+  virtual void check_guard(stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern,
+                           std::uint64_t tag) = 0;
+  [[nodiscard]] virtual std::vector<guard_failure> take_guard_failures() = 0;
+
+  // Debug: make pool memory visible to compute-sanitizer (NVTX memory heaps). register_heap
+  // returns a handle (nullptr when the backend has no such tool support, or on cuda when no NVTX
+  // tool is attached, so that a pool can skip the region calls); regions are the live blocks
+  // inside a heap. Unregistering a heap unregisters the regions still in it.
+  virtual void* register_heap(void* base, std::size_t bytes) = 0;
+  virtual void unregister_heap(void* heap) noexcept = 0;
+  virtual void register_region(void* heap, const void* p, std::size_t bytes) = 0;
+  virtual void unregister_region(void* heap, const void* p) noexcept = 0;
 };
 
 // ---- the simulated device --------------------------------------------------------------------
@@ -98,6 +125,14 @@ class sim_backend : public backend {
   virtual void resume(stream_ref s) = 0;
   virtual void set_chunk_failure_probability(double p) = 0;
   virtual void set_chunk_byte_limit(std::size_t bytes) = 0;
+
+  // Test accessors for the NVTX-heap calls, which the sim backend checks: a region outside its
+  // heap, a region registered twice or in an unknown heap throws std::logic_error; unregistering
+  // an unknown heap or region (noexcept) is counted in registration_errors() and reported on
+  // stderr.
+  [[nodiscard]] virtual std::size_t registered_heaps() const = 0;
+  [[nodiscard]] virtual std::size_t registered_regions() const = 0;
+  [[nodiscard]] virtual std::size_t registration_errors() const = 0;
 };
 
 [[nodiscard]] std::unique_ptr<sim_backend> make_sim_backend(const sim_options& options = {});

@@ -1,0 +1,73 @@
+// trace_writer.cpp - the trace file (format: trace_writer.hpp).
+
+#include "core/trace_writer.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace cudapool::core {
+
+trace_writer::trace_writer(const std::string& path) : path_(path) {
+  out_.open(path, std::ios::out | std::ios::trunc);
+  if (!out_) {
+    throw std::runtime_error("cudapool: cannot open trace file '" + path + "': " + std::strerror(errno));
+  }
+  out_ << "# cudapool allocation trace (replay: bench --trace=" << path << ")\n"
+       << "# op,id,bytes,stream  (op a=alloc f=free; id pairs an alloc with its free; stream is a dense index)\n";
+  check_written();
+}
+
+trace_writer::~trace_writer() {
+  try {
+    flush();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+std::uint64_t trace_writer::record_alloc(std::size_t bytes, std::uint64_t stream_key) {
+  if (bytes == 0) throw std::invalid_argument("cudapool: trace_writer: an allocation of 0 bytes");
+  std::lock_guard lock(mutex_);
+  const std::uint64_t id = next_id_;
+  const unsigned stream = stream_index(stream_key);
+  live_.emplace(id, bytes);
+  ++next_id_;
+  out_ << "a," << id << ',' << bytes << ',' << stream << '\n';
+  check_written();
+  return id;
+}
+
+void trace_writer::record_free(std::uint64_t id, std::size_t bytes, std::uint64_t stream_key) {
+  std::lock_guard lock(mutex_);
+  const auto it = live_.find(id);
+  if (it == live_.end()) {
+    throw std::invalid_argument("cudapool: trace_writer: free of id " + std::to_string(id) +
+                                ", which is not a live allocation");
+  }
+  if (it->second != bytes) {
+    throw std::invalid_argument("cudapool: trace_writer: free of id " + std::to_string(id) + " with " +
+                                std::to_string(bytes) + " bytes, allocated with " + std::to_string(it->second));
+  }
+  const unsigned stream = stream_index(stream_key);
+  live_.erase(it);
+  out_ << "f," << id << ',' << bytes << ',' << stream << '\n';
+  check_written();
+}
+
+void trace_writer::flush() {
+  std::lock_guard lock(mutex_);
+  out_.flush();
+  check_written();
+}
+
+unsigned trace_writer::stream_index(std::uint64_t stream_key) {
+  return stream_index_.try_emplace(stream_key, static_cast<unsigned>(stream_index_.size())).first->second;
+}
+
+void trace_writer::check_written() {
+  if (!out_) throw std::runtime_error("cudapool: cannot write trace file '" + path_ + "'");
+}
+
+}  // namespace cudapool::core
