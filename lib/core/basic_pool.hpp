@@ -32,6 +32,7 @@
 
 #include <bit>
 #include <concepts>
+#include <limits>
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
@@ -39,6 +40,7 @@
 
 #include "core/pool_core.hpp"
 #include "cudapool/backend.hpp"
+#include "cudapool/diagnostics.hpp"
 #include "cudapool/errors.hpp"
 #include "cudapool/options.hpp"
 #include "cudapool/stats.hpp"
@@ -69,15 +71,11 @@ class basic_pool final : private core::free_list_sink {
   // is not a power of two, backend_error when the backend fails. allocate(0) returns nullptr.
   [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
-    if (!std::has_single_bit(alignment)) {
+    if (!power_of_two(alignment)) {
       throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
     }
     void* p = allocate_impl(bytes, alignment, s);
-    if (p == nullptr && bytes != 0) {
-      std::string message = core_.describe_exhaustion(bytes, alignment, stats());
-      if constexpr (stream_partitioned<FreeLists>) message += lists_.describe();
-      throw out_of_memory(std::move(message));
-    }
+    if (p == nullptr && bytes != 0) [[unlikely]] throw_out_of_memory(bytes, alignment);
     return p;
   }
 
@@ -86,7 +84,7 @@ class basic_pool final : private core::free_list_sink {
     return try_allocate(bytes, min_alignment, s);
   }
   [[nodiscard]] void* try_allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) noexcept {
-    if (!std::has_single_bit(alignment)) return nullptr;
+    if (!power_of_two(alignment)) return nullptr;
     try {
       return allocate_impl(bytes, alignment, s);
     } catch (...) {
@@ -98,6 +96,7 @@ class basic_pool final : private core::free_list_sink {
   // interior, already freed) are reported through options().on_invalid_free and ignored.
   void deallocate(void* p) noexcept {
     if (p == nullptr) return;
+    if (core_.debugging()) [[unlikely]] return deallocate_debug(p, nullptr);
     const core::lookup_result r = core_.lookup(p);
     if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r.index, core::block_state::free))
         [[likely]] {
@@ -109,6 +108,7 @@ class basic_pool final : private core::free_list_sink {
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
     if (p == nullptr) return;
+    if (core_.debugging()) [[unlikely]] return deallocate_debug(p, &s);
     const core::lookup_result r = core_.lookup(p);
     if constexpr (stream_partitioned<FreeLists>) {
       // Reusable at once on s itself: stream order makes that safe without an event.
@@ -186,6 +186,16 @@ class basic_pool final : private core::free_list_sink {
     return st;
   }
 
+  // Thread-safe. Whether p belongs to the pool and, if so, its block, class, state (live, free,
+  // pending behind which stream) and, with debug.record_stacks, its allocation stack. Any pointer
+  // may be asked about; device memory is never touched.
+  [[nodiscard]] pointer_info describe(const void* p) const { return core_.describe(p); }
+
+  // Thread-safe. With debug.guard_bytes: waits for the device, then reports (to
+  // debug.on_guard_damage) every damaged guard found by the checks of frees so far. Returns how
+  // many were reported. Without guards it returns 0 at once.
+  std::size_t check_guards() { return core_.check_guards(); }
+
   [[nodiscard]] const pool_options& options() const noexcept { return core_.options(); }
   [[nodiscard]] backend& device() const noexcept { return core_.device(); }
   [[nodiscard]] static constexpr std::string_view variant() noexcept { return FreeLists::name; }
@@ -199,8 +209,11 @@ class basic_pool final : private core::free_list_sink {
     }
   }
 
+  static constexpr bool power_of_two(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
+
   void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (bytes == 0) return nullptr;
+    if (core_.debugging()) [[unlikely]] return allocate_debug(bytes, alignment, s);
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);
     if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment);
@@ -208,6 +221,96 @@ class basic_pool final : private core::free_list_sink {
     if (b == no_block) [[unlikely]] b = refill(c, s);
     if (b == no_block) return nullptr;
     return core_.hand_out(b, bytes);
+  }
+
+  [[gnu::noinline, noreturn]] void throw_out_of_memory(std::size_t bytes, std::size_t alignment) {
+    const pool_stats st = stats();
+    std::string message = core_.describe_exhaustion(bytes, alignment, st);
+    if constexpr (stream_partitioned<FreeLists>) message += lists_.describe();
+    std::shared_ptr<oom_report> report;
+    try {
+      report = std::make_shared<oom_report>(core_.exhaustion_report(bytes, alignment, st));
+      if constexpr (requires(const FreeLists& l, oom_report& r) { l.holdings(r); }) lists_.holdings(*report);
+    } catch (const std::exception& e) {
+      message += std::string("; (no structured report: ") + e.what() + ")";
+      report.reset();
+    }
+    throw out_of_memory(std::move(message), std::move(report));
+  }
+
+  // ---- debug paths (core_.debugging(): some debug option is on) ------------------------------
+
+  // As allocate_impl, with room for the guard and the debug layer told about the allocation.
+  [[gnu::noinline]] void* allocate_debug(std::size_t bytes, std::size_t alignment, stream_ref s) {
+    core::diagnostics& d = *core_.debug();
+    if (bytes > std::numeric_limits<std::size_t>::max() - d.guard_bytes()) return nullptr;
+    const std::size_t total = bytes + d.guard_bytes();
+    const size_class c = alignment <= min_alignment ? core_.classes().lookup(total) : core_.classes().lookup(total, alignment);
+    block_index b = no_block;
+    void* p = nullptr;
+    if (c == core::large_class) {
+      p = allocate_large(total, alignment);
+    } else {
+      b = pop(c, s);
+      if (b == no_block) b = refill(c, s);
+      if (b != no_block) p = core_.hand_out(b, bytes);
+    }
+    if (p == nullptr) return nullptr;
+    try {
+      core_.debug_allocated(p, bytes, b, s);
+    } catch (...) {
+      free_now(p);
+      throw;
+    }
+    return p;
+  }
+
+  // Without debug bookkeeping: only for an allocation the debug layer never recorded.
+  void free_now(void* p) noexcept {
+    const core::lookup_result r = core_.lookup(p);
+    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r.index, core::block_state::free)) {
+      lists_.push(r.cls, r.index);
+    } else {
+      core_.deallocate_other(p, r, nullptr);
+    }
+  }
+
+  // Frees with the debug layer. Validation first (the block's state CAS, or the large map), then
+  // the debug bookkeeping while nobody can reuse the memory, then the ordinary release. With guard
+  // bytes every free is ordered behind its guard check: an immediate free runs the check on the
+  // default stream and the block waits for it like a stream-ordered free.
+  [[gnu::noinline]] void deallocate_debug(void* p, const stream_ref* s) noexcept {
+    core::diagnostics& d = *core_.debug();
+    const bool guarded = d.guard_bytes() != 0;
+    const stream_ref check_stream = s != nullptr ? *s : stream_ref{};
+    const core::lookup_result r = core_.lookup(p);
+    if (r.what == core::lookup_result::kind::block && !r.interior) {
+      const bool partition_push = s != nullptr && !guarded && stream_partitioned<FreeLists>;
+      const bool deferred = guarded || (s != nullptr && !partition_push);
+      if (!core_.retire(r.index, deferred ? core::block_state::pending : core::block_state::free)) {
+        core_.deallocate_other(p, r, s);
+        return;
+      }
+      (void)d.on_free(p, check_stream, s != nullptr);
+      if (deferred) {
+        core_.defer(r.index, check_stream);
+      } else if constexpr (stream_partitioned<FreeLists>) {
+        if (partition_push) {
+          lists_.push(r.cls, r.index, *s);
+        } else {
+          lists_.push(r.cls, r.index);
+        }
+      } else {
+        lists_.push(r.cls, r.index);
+      }
+      return;
+    }
+    if (r.what == core::lookup_result::kind::other && d.on_free(p, check_stream, s != nullptr)) {
+      // A live large allocation of this pool (its record existed).
+      core_.deallocate_other(p, r, guarded || s != nullptr ? &check_stream : nullptr);
+      return;
+    }
+    core_.deallocate_other(p, r, s);
   }
 
   // The slow path, in order: reuse completed stream-ordered frees; close open epochs and look

@@ -56,6 +56,7 @@ pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& optio
   class_state_ = std::make_unique<class_state[]>(classes_.count());
   epoch_shards_ = std::make_unique<epoch_shard[]>(epoch_shard_count);
   for (std::size_t i = 0; i < epoch_shard_count; ++i) epoch_shards_[i].pending_blocks.assign(classes_.count(), 0);
+  debug_ = diagnostics::make(options_, *backend_);
   if (options_.initial_reservation > 0) {
     const std::size_t frames = round_up(options_.initial_reservation, options_.slab_bytes) / options_.slab_bytes;
     const std::size_t bytes = frames * options_.slab_bytes;
@@ -95,7 +96,9 @@ pool_core::~pool_core() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: waiting for pending frees at destruction failed: %s\n", e.what());
   }
+  if (debug_) debug_->poll();  // every guard check has completed: pending frees were waited for
   if (options_.report_leaks) report_leaks();
+  if (debug_) debug_->release_all();
   for (std::uint32_t id = 0; id < slab_count_; ++id) {
     slab_desc& s = slabs_[id];
     if (s.base.load(std::memory_order_relaxed) != 0 && s.chunk != nullptr) {
@@ -340,6 +343,7 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
   // then read base (release pairs with lookup()'s acquire).
   s.base.store(base, std::memory_order_release);
   pages_.set(frame, options_.slab_bytes, id + 1);
+  if (debug_) debug_->on_chunk_bound(frame, options_.slab_bytes);
   cs.capacity.fetch_add(s.block_count, std::memory_order_relaxed);
   cs.slabs.fetch_add(1, std::memory_order_relaxed);
   cs.generation.fetch_add(1, std::memory_order_release);
@@ -367,6 +371,7 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
       blocks_[s.first_block + i].meta.store(block_entry::pack(block_state::unmapped, 0), std::memory_order_relaxed);
     }
     const auto frame = reinterpret_cast<void*>(s.base.load(std::memory_order_relaxed));
+    if (debug_) debug_->on_chunk_released(frame);
     pages_.set(frame, options_.slab_bytes, 0);
     s.base.store(0, std::memory_order_release);
     if (s.chunk == nullptr) {
@@ -526,6 +531,7 @@ std::size_t pool_core::reclaim(free_list_sink& sink) {
     }
   }
   release_items(done, sink);
+  if (debug_) debug_->poll();
   return done.size();
 }
 
@@ -720,6 +726,7 @@ std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignm
 }
 
 void pool_core::report_leaks() const {
+  if (debug_ && debug_->report_leaks_by_stack(variant_)) return;
   std::size_t count = 0;
   std::size_t bytes = 0;
   std::vector<std::pair<void*, std::size_t>> examples;
@@ -749,6 +756,153 @@ void pool_core::report_leaks() const {
   for (const auto& [p, n] : examples) std::fprintf(stderr, "cudapool:   %p  %zu bytes requested\n", p, n);
   if (count > examples.size()) std::fprintf(stderr, "cudapool:   ... and %zu more\n", count - examples.size());
   std::fprintf(stderr, "cudapool: all device memory of the pool is released regardless.\n");
+}
+
+// ---- debug layer ----------------------------------------------------------------------------
+
+void pool_core::debug_allocated(void* p, std::size_t bytes, block_index b, stream_ref s) {
+  if (b != no_block) {
+    const slab_desc& sd = slabs_[pages_.find(p) - 1];
+    debug_->on_alloc(p, bytes, reinterpret_cast<void*>(sd.base.load(std::memory_order_relaxed)), options_.slab_bytes,
+                     false, s);
+    return;
+  }
+  void* chunk = nullptr;
+  std::size_t chunk_bytes = 0;
+  {
+    std::lock_guard lock(large_mutex_);
+    auto it = large_by_address_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it != large_by_address_.end()) {
+      chunk = large_[it->second].chunk;
+      chunk_bytes = large_[it->second].chunk_bytes;
+    }
+  }
+  debug_->on_alloc(p, bytes, chunk, chunk_bytes, true, s);
+}
+
+std::size_t pool_core::check_guards() {
+  if (!debug_) return 0;
+  backend_->synchronize_device();
+  return debug_->poll();
+}
+
+pointer_info pool_core::describe(const void* p) const {
+  pointer_info info;
+  const lookup_result r = lookup(p);
+  if (r.what == lookup_result::kind::block) {
+    const block_entry& e = blocks_[r.index];
+    const std::uint32_t m = e.meta.load(std::memory_order_acquire);
+    info.what = r.interior ? pointer_info::kind::interior : pointer_info::kind::block;
+    info.base = e.address();
+    info.offset = static_cast<std::size_t>(static_cast<const char*>(p) - static_cast<const char*>(info.base));
+    info.block = r.index;
+    info.size_class = static_cast<int>(r.cls);
+    info.capacity_bytes = classes_.bytes(r.cls);
+    switch (block_entry::state_of(m)) {
+      case block_state::live:
+        info.status = pointer_info::state::live;
+        info.requested_bytes = m & block_entry::bytes_mask;
+        break;
+      case block_state::pending: {
+        info.status = pointer_info::state::pending;
+        for (std::size_t i = 0; i < epoch_shard_count && info.pending_stream_id == 0; ++i) {
+          const epoch_shard& shard = epoch_shards_[i];
+          std::lock_guard lock(shard.mutex);
+          for (const auto& [key, se] : shard.streams) {
+            auto has = [&](const std::vector<std::uint32_t>& items) {
+              return std::find(items.begin(), items.end(), r.index) != items.end();
+            };
+            bool found = has(se.open);
+            for (const epoch& ep : se.closed) found = found || has(ep.items);
+            if (found) {
+              info.pending_stream_id = se.stream.native() == nullptr ? 0 : backend_->stream_id(se.stream);
+              break;
+            }
+          }
+        }
+        break;
+      }
+      default:
+        info.status = pointer_info::state::free;
+        break;
+    }
+  } else {
+    const auto addr = reinterpret_cast<std::uintptr_t>(p);
+    std::lock_guard lock(large_mutex_);
+    auto it = large_by_address_.upper_bound(addr);
+    if (it == large_by_address_.begin()) return info;
+    --it;
+    const large_entry& l = large_[it->second];
+    if (addr >= l.user + std::max<std::size_t>(l.bytes, 1)) return info;
+    info.what = addr == l.user ? pointer_info::kind::large : pointer_info::kind::interior;
+    info.base = reinterpret_cast<const void*>(l.user);
+    info.offset = addr - l.user;
+    info.capacity_bytes = l.chunk_bytes;
+    info.status = l.pending ? pointer_info::state::pending : pointer_info::state::live;
+    if (!l.pending) info.requested_bytes = l.bytes;
+  }
+  if (debug_ && info.status == pointer_info::state::live) {
+    if (auto live = debug_->live(info.base)) {
+      info.requested_bytes = live->bytes;
+      info.alloc_stack = std::move(live->stack);
+    }
+  }
+  return info;
+}
+
+oom_report pool_core::exhaustion_report(std::size_t bytes, std::size_t alignment, const pool_stats& st) const {
+  oom_report r;
+  r.requested_bytes = bytes;
+  r.alignment = alignment;
+  const size_class c = classes_.lookup(bytes, alignment);
+  if (c != large_class) {
+    r.size_class = static_cast<int>(c);
+    r.class_bytes = classes_.bytes(c);
+  }
+  r.byte_limit = options_.byte_limit;
+  r.growth_allowed = options_.allow_growth;
+  r.stats = st;
+  r.releasable_by_synchronize = st.pending_bytes;
+  // Wholly free slabs (blocks on free lists or in caches, none live or pending), as trim() would
+  // find them, plus the cached large chunks.
+  r.releasable_by_trim = st.large_cached_bytes;
+  {
+    std::lock_guard lock(growth_mutex_);
+    for (std::uint32_t id = 0; id < slab_count_; ++id) {
+      const slab_desc& s = slabs_[id];
+      if (s.base.load(std::memory_order_relaxed) == 0 || s.chunk == nullptr) continue;
+      bool all_free = true;
+      for (std::uint32_t i = 0; i < s.block_count && all_free; ++i) {
+        all_free = block_entry::state_of(blocks_[s.first_block + i].meta.load(std::memory_order_relaxed)) ==
+                   block_state::free;
+      }
+      if (all_free) r.releasable_by_trim += s.chunk_bytes;
+    }
+  }
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    const epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    for (const auto& [key, se] : shard.streams) {
+      oom_report::stream_holding h;
+      auto count = [&](const std::vector<std::uint32_t>& items) {
+        for (std::uint32_t item : items) {
+          if (item & large_tag) {
+            std::lock_guard large_lock(large_mutex_);
+            h.pending_bytes += large_[item & ~large_tag].chunk_bytes;
+          } else {
+            h.pending_bytes += classes_.bytes(blocks_[item].size_class());
+          }
+        }
+      };
+      count(se.open);
+      for (const epoch& ep : se.closed) count(ep.items);
+      h.pending_epochs = se.closed.size() + (se.open.empty() ? 0 : 1);
+      if (h.pending_bytes == 0) continue;  // only streams that hold something (and so are alive)
+      h.stream_id = se.stream.native() == nullptr ? 0 : backend_->stream_id(se.stream);
+      r.streams.push_back(h);
+    }
+  }
+  return r;
 }
 
 }  // namespace cudapool::core

@@ -35,10 +35,12 @@
 #include <vector>
 
 #include "core/block_table.hpp"
+#include "core/diagnostics.hpp"
 #include "core/page_map.hpp"
 #include "core/size_classes.hpp"
 #include "core/thread_counters.hpp"
 #include "cudapool/backend.hpp"
+#include "cudapool/diagnostics.hpp"
 #include "cudapool/errors.hpp"
 #include "cudapool/options.hpp"
 #include "cudapool/stats.hpp"
@@ -119,6 +121,17 @@ class pool_core {
     return true;
   }
 
+  // ---- debug layer (debug_options; null when every debug feature is off) ---------------------
+
+  [[nodiscard]] bool debugging() const noexcept { return debug_ != nullptr; }
+  [[nodiscard]] diagnostics* debug() const noexcept { return debug_.get(); }
+  // Records live p (from hand_out, or a large allocation when b is no_block) with the debug layer.
+  void debug_allocated(void* p, std::size_t bytes, block_index b, stream_ref s);
+  // Waits for the device, then reports every damaged guard seen so far. Returns how many.
+  std::size_t check_guards();
+  // What the pool knows about p (any pointer; never touches device memory).
+  [[nodiscard]] pointer_info describe(const void* p) const;
+
   // ---- slow paths (thread-safe) ----------------------------------------------------------------
 
   // Counts and reports a rejected free; the pool is unchanged.
@@ -174,6 +187,9 @@ class pool_core {
   // What out_of_memory says: what was asked, what is held and where.
   // `st` is the pool's stats() (with the variant's free and cached counts).
   [[nodiscard]] std::string describe_exhaustion(std::size_t bytes, std::size_t alignment, const pool_stats& st) const;
+  // The same as data: fills everything but the variant's own holdings (free per stream partition,
+  // per-thread caches), which the variant adds.
+  [[nodiscard]] oom_report exhaustion_report(std::size_t bytes, std::size_t alignment, const pool_stats& st) const;
 
   [[nodiscard]] std::size_t capacity_blocks(size_class c) const noexcept {
     return class_state_[c].capacity.load(std::memory_order_relaxed);
@@ -267,7 +283,7 @@ class pool_core {
   std::unique_ptr<class_state[]> class_state_;
 
   // Growth: frames, slab descriptors, block index ranges.
-  std::mutex growth_mutex_;
+  mutable std::mutex growth_mutex_;
   std::uint32_t slab_count_ = 0;             // GUARDED_BY(growth_mutex_)
   std::uint32_t block_count_ = 0;            // GUARDED_BY(growth_mutex_)
   void* reservation_ = nullptr;              // the initial reservation chunk, freed at destruction
@@ -307,6 +323,8 @@ class pool_core {
   std::atomic<std::uint64_t> invalid_frees_{0};
   std::atomic<std::uint64_t> events_recorded_{0};
   std::atomic<std::uint64_t> epochs_reclaimed_{0};
+
+  std::unique_ptr<diagnostics> debug_;  // after everything it may call into
 };
 
 }  // namespace cudapool::core

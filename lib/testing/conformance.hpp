@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "cudapool/backend.hpp"
+#include "cudapool/diagnostics.hpp"
 #include "cudapool/errors.hpp"
 #include "cudapool/options.hpp"
 
@@ -41,6 +43,9 @@ struct on_cuda {
   static constexpr bool is_sim = false;
   static std::shared_ptr<backend> make_backend() { return make_cuda_backend(0); }
 };
+
+// An allocation call through a plain function pointer, so that noinline call sites show in stacks.
+using any_allocate_fn = void* (*)(void* pool, std::size_t bytes);
 
 // Counts reports from the pool's invalid-free hook.
 struct invalid_free_log {
@@ -97,6 +102,15 @@ class conformance : public ::testing::Test {
     for (const auto& [p, n] : allocations) device_->verify({}, p, n / 4 * 4, tag++);
     const verify_report r = device_->verification_report();
     EXPECT_EQ(r.mismatched_ranges, 0u);
+  }
+
+  // Before destroying a stream the pool used: retire_stream where the variant has it.
+  static void retire(pool_type& pool, stream_ref s) {
+    if constexpr (requires { pool.retire_stream(s); }) {
+      pool.retire_stream(s);
+    } else {
+      pool.flush_stream(s);
+    }
   }
 
   static void expect_disjoint(std::vector<std::pair<void*, std::size_t>> v) {
@@ -508,6 +522,216 @@ TYPED_TEST_P(conformance, LeakReportAtDestructionStillReleasesMemory) {
   EXPECT_EQ(this->device_->chunk_bytes(), base);
 }
 
+// ---- debug features (debug_options) --------------------------------------------------------
+
+// Collects guard reports.
+struct guard_log {
+  std::mutex mutex;
+  std::vector<guard_report> reports;
+  static void hook(const guard_report& r, void* self) {
+    auto* log = static_cast<guard_log*>(self);
+    std::lock_guard lock(log->mutex);
+    log->reports.push_back(r);
+  }
+};
+
+[[gnu::noinline]] inline void* debug_alloc_site_a(any_allocate_fn f, void* pool, std::size_t n) { return f(pool, n); }
+[[gnu::noinline]] inline void* debug_alloc_site_b(any_allocate_fn f, void* pool, std::size_t n) { return f(pool, n); }
+
+TYPED_TEST_P(conformance, GuardBytesCatchAnOverrunAtFree) {
+  guard_log glog;
+  pool_options o = this->options();
+  o.debug.guard_bytes = 64;
+  o.debug.record_stacks = true;
+  o.debug.on_guard_damage = guard_log::hook;
+  o.debug.guard_context = &glog;
+  auto pool = this->make(o);
+  const stream_ref s = this->device_->create_stream();
+  // Clean: the user writes exactly its 1000 bytes (stream-ordered free) and 3 MiB (large, immediate).
+  void* clean = pool->allocate(1000, s);
+  this->device_->fill(s, clean, 1000, 0x11111111u);
+  pool->deallocate(clean, s);
+  void* big = pool->allocate(3 << 20);
+  this->device_->fill({}, big, 3 << 20, 0x22222222u);
+  pool->deallocate(big);
+  // Overruns: one word past a block's end (immediate free), one past a large allocation's
+  // (stream-ordered free).
+  void* bad = pool->allocate(1000);
+  this->device_->fill({}, static_cast<char*>(bad) + 1000, 4, 0xDEADBEEFu);
+  pool->deallocate(bad);
+  void* bad_big = pool->allocate((3 << 20) + 8, s);
+  this->device_->fill(s, static_cast<char*>(bad_big) + (3 << 20) + 8 + 60, 4, 0x01020304u);
+  pool->deallocate(bad_big, s);
+  this->device_->synchronize(s);
+  pool->check_guards();  // frees and slow paths may have reported some already
+  {
+    std::lock_guard lock(glog.mutex);
+    ASSERT_EQ(glog.reports.size(), 2u);
+    std::sort(glog.reports.begin(), glog.reports.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; });
+    const guard_report& r = glog.reports[0];
+    EXPECT_EQ(r.pointer, bad);
+    EXPECT_EQ(r.bytes, 1000u);
+    EXPECT_EQ(r.guard_offset, 0u);
+    EXPECT_EQ(r.found, 0xEF);
+    EXPECT_EQ(r.free_stream_id, 0u);
+    EXPECT_NE(r.alloc_stack.find("GuardBytesCatchAnOverrunAtFree"), std::string::npos) << r.alloc_stack;
+    const guard_report& q = glog.reports[1];
+    EXPECT_EQ(q.pointer, bad_big);
+    EXPECT_EQ(q.bytes, (3u << 20) + 8);
+    EXPECT_EQ(q.guard_offset, 60u);
+    EXPECT_EQ(q.alloc_stream_id, this->device_->stream_id(s));
+    EXPECT_EQ(q.free_stream_id, this->device_->stream_id(s));
+    EXPECT_NE(to_string(q).find("guard damaged"), std::string::npos);
+  }
+  EXPECT_EQ(pool->check_guards(), 0u);  // each failure is reported once
+  EXPECT_EQ(glog.reports.size(), 2u);
+  this->retire(*pool, s);
+  const pool_stats st = pool->stats();
+  EXPECT_EQ(st.in_use_bytes, 0u);
+  EXPECT_TRUE(this->log_.entries.empty());
+  pool.reset();
+  this->device_->destroy_stream(s);
+}
+
+TYPED_TEST_P(conformance, DescribeTellsWhatAPointerIs) {
+  pool_options o = this->options();
+  o.debug.record_stacks = true;
+  auto pool = this->make(o);
+  const stream_ref s = this->device_->create_stream();
+  int host = 0;
+  EXPECT_EQ(pool->describe(&host).what, pointer_info::kind::foreign);
+  void* p = pool->allocate(3000);
+  pointer_info i = pool->describe(p);
+  EXPECT_EQ(i.what, pointer_info::kind::block);
+  EXPECT_EQ(i.status, pointer_info::state::live);
+  EXPECT_EQ(i.requested_bytes, 3000u);
+  EXPECT_GE(i.capacity_bytes, 3000u);
+  EXPECT_GE(i.size_class, 0);
+  EXPECT_NE(i.alloc_stack.find("DescribeTellsWhatAPointerIs"), std::string::npos) << i.alloc_stack;
+  i = pool->describe(static_cast<char*>(p) + 100);
+  EXPECT_EQ(i.what, pointer_info::kind::interior);
+  EXPECT_EQ(i.base, p);
+  EXPECT_EQ(i.offset, 100u);
+  pool->deallocate(p);
+  EXPECT_EQ(pool->describe(p).status, pointer_info::state::free);
+  void* q = pool->allocate(3000, s);
+  pool->deallocate(q, s);
+  i = pool->describe(q);
+  if (i.status == pointer_info::state::pending) {  // the stream variant reuses it on s at once: free
+    EXPECT_EQ(i.pending_stream_id, this->device_->stream_id(s));
+  } else {
+    EXPECT_EQ(i.status, pointer_info::state::free);
+  }
+  void* big = pool->allocate(5 << 20);
+  i = pool->describe(big);
+  EXPECT_EQ(i.what, pointer_info::kind::large);
+  EXPECT_EQ(i.status, pointer_info::state::live);
+  EXPECT_EQ(i.requested_bytes, std::size_t{5} << 20);
+  EXPECT_EQ(pool->describe(static_cast<char*>(big) + 4096).what, pointer_info::kind::interior);
+  EXPECT_NE(to_string(pool->describe(big)).find("live"), std::string::npos);
+  pool->deallocate(big);
+  this->retire(*pool, s);
+  pool.reset();
+  this->device_->destroy_stream(s);
+}
+
+TYPED_TEST_P(conformance, OutOfMemoryCarriesAStructuredReport) {
+  pool_options o = this->options();
+  o.byte_limit = std::size_t{8} << 20;
+  auto pool = this->make(o);
+  std::vector<void*> live;
+  try {
+    for (;;) live.push_back(pool->allocate(100000));
+  } catch (const out_of_memory& e) {
+    const oom_report* r = e.report();
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->requested_bytes, 100000u);
+    EXPECT_GE(r->size_class, 0);
+    EXPECT_GE(r->class_bytes, 100000u);
+    EXPECT_EQ(r->byte_limit, std::size_t{8} << 20);
+    EXPECT_LE(r->stats.reserved_bytes, std::size_t{8} << 20);
+    EXPECT_EQ(r->stats.in_use_bytes, live.size() * r->class_bytes);
+    EXPECT_EQ(r->stats.variant, TestFixture::pool_type::variant());
+    EXPECT_EQ(r->releasable_by_trim, 0u);  // nothing wholly free: the pool trimmed before throwing
+    const std::string json = to_json(*r);
+    for (const char* key : {"\"requested_bytes\":100000", "\"streams\":[", "\"thread_caches\":[", "\"stats\":{",
+                            "\"releasable_by_trim\":0"}) {
+      EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+    }
+  }
+  EXPECT_FALSE(live.empty());
+  for (void* p : live) pool->deallocate(p);
+}
+
+TYPED_TEST_P(conformance, LeakReportGroupsLeaksByAllocationStack) {
+  pool_options o = this->options();
+  o.debug.record_stacks = true;
+  auto pool = this->make(o);
+  any_allocate_fn f = [](void* self, std::size_t n) { return static_cast<typename TestFixture::pool_type*>(self)->allocate(n); };
+  for (int i = 0; i < 3; ++i) (void)debug_alloc_site_a(f, pool.get(), 1000);
+  (void)debug_alloc_site_b(f, pool.get(), 5000);
+  ::testing::internal::CaptureStderr();
+  pool.reset();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("4 live allocations"), std::string::npos) << err;
+  EXPECT_NE(err.find("from 2 call stacks"), std::string::npos) << err;
+  EXPECT_NE(err.find("3 allocations, 3000 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("debug_alloc_site_a"), std::string::npos) << err;
+  EXPECT_NE(err.find("debug_alloc_site_b"), std::string::npos) << err;
+}
+
+TYPED_TEST_P(conformance, TraceRecordsEveryAllocationAndFree) {
+  const std::string path = ::testing::TempDir() + "cudapool_trace_" + std::string(TestFixture::pool_type::variant()) +
+                           (TypeParam::is_sim ? "_sim" : "_cuda") + ".csv";
+  pool_options o = this->options();
+  o.debug.trace_path = path;
+  auto pool = this->make(o);
+  const stream_ref s = this->device_->create_stream();
+  void* a = pool->allocate(512);
+  void* b = pool->allocate(4096, s);
+  void* c = pool->allocate(3 << 20);
+  pool->deallocate(a);
+  pool->deallocate(b, s);
+  void* d = pool->allocate(700);
+  pool->deallocate(c);
+  pool->deallocate(d);
+  this->retire(*pool, s);
+  pool.reset();
+  this->device_->destroy_stream(s);
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') lines.push_back(line);
+  }
+  const std::vector<std::string> expected = {"a,1,512,0", "a,2,4096,1", "a,3,3145728,0", "f,1,512,0",
+                                             "f,2,4096,1", "a,4,700,0", "f,3,3145728,0", "f,4,700,0"};
+  EXPECT_EQ(lines, expected);
+}
+
+TYPED_TEST_P(conformance, SanitizerRegionsFollowLiveAllocations) {
+  if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "the sim backend counts registrations; CUDA is checked by compute-sanitizer";
+  pool_options o = this->options();
+  o.debug.sanitizer_regions = true;
+  auto pool = this->make(o);
+  std::vector<void*> live;
+  for (int i = 0; i < 50; ++i) live.push_back(pool->allocate(1000 + 97 * i));
+  live.push_back(pool->allocate(3 << 20));
+  EXPECT_EQ(this->sim().registered_regions(), live.size());
+  EXPECT_GE(this->sim().registered_heaps(), 2u);  // slabs and the large chunk
+  for (void* p : live) pool->deallocate(p);
+  EXPECT_EQ(this->sim().registered_regions(), 0u);
+  pool->trim();
+  EXPECT_EQ(this->sim().registered_heaps(), 0u);  // every slab and chunk went back
+  (void)pool->allocate(1000);
+  EXPECT_EQ(this->sim().registered_regions(), 1u);
+  ::testing::internal::CaptureStderr();
+  pool.reset();
+  (void)::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(this->sim().registered_regions(), 0u);
+  EXPECT_EQ(this->sim().registered_heaps(), 0u);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(conformance, DistinctNonOverlappingBlocks, Alignment, EveryClassBoundary,
                             ZeroSizeRequestsReturnNull, HugeRequestIsACleanOutOfMemory,
                             InvalidFreesAreRejectedAndLeaveThePoolUnchanged, OutOfMemoryAndRecoveryWithInjectedFailures,
@@ -515,6 +739,9 @@ REGISTER_TYPED_TEST_SUITE_P(conformance, DistinctNonOverlappingBlocks, Alignment
                             LargeAllocationsAreCachedAndReused, StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere,
                             OutOfMemoryWaitsForPendingFreesFirst, FixedPoolNeverCallsTheBackendAfterStartUp,
                             StatsBalanceAtQuiescence, ManyThreadsAllocateAndFreeConcurrently,
-                            LeakReportAtDestructionStillReleasesMemory);
+                            LeakReportAtDestructionStillReleasesMemory, GuardBytesCatchAnOverrunAtFree,
+                            DescribeTellsWhatAPointerIs, OutOfMemoryCarriesAStructuredReport,
+                            LeakReportGroupsLeaksByAllocationStack, TraceRecordsEveryAllocationAndFree,
+                            SanitizerRegionsFollowLiveAllocations);
 
 }  // namespace cudapool::testing

@@ -1,5 +1,6 @@
 #include "stream/stream_pool.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -166,6 +167,21 @@ std::string stream_free_lists::describe() const {
     any = true;
   }
   return out.str();
+}
+
+void stream_free_lists::holdings(oom_report& report) const {
+  for (const auto& [sid, p] : partitions_) {
+    std::size_t bytes = 0;
+    for (core::size_class c = 0; c < class_count_; ++c) bytes += count(p->stacks[c].stack, c) * core_.classes().bytes(c);
+    if (bytes == 0) continue;
+    auto it = std::find_if(report.streams.begin(), report.streams.end(),
+                           [id = sid](const oom_report::stream_holding& h) { return h.stream_id == id; });
+    if (it == report.streams.end()) {
+      report.streams.push_back({sid, bytes, 0, 0});
+    } else {
+      it->free_bytes += bytes;
+    }
+  }
 }
 
 }  // namespace cudapool

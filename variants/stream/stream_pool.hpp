@@ -85,6 +85,9 @@ class stream_free_lists {
   void record_stream(block_index b, stream_ref s);
   void retire_stream(stream_ref s);
   [[nodiscard]] std::string describe() const;
+  // For out_of_memory's report: the free bytes of each stream's partition, merged into the
+  // report's per-stream entries (which the core filled with pending bytes).
+  void holdings(oom_report& report) const;
 
  private:
   struct alignas(64) padded_stack {

@@ -375,4 +375,19 @@ std::size_t tls_free_lists::cached_blocks(core::size_class c) const noexcept {
   return n;
 }
 
+void tls_free_lists::holdings(oom_report& report) const {
+  std::lock_guard lock(shared_->mutex);
+  std::uint64_t number = 0;
+  for (const thread_cache* tc : shared_->caches) {
+    ++number;
+    oom_report::thread_cache_holding h{number, 0, 0};
+    for (core::size_class c = 0; c < class_count_; ++c) {
+      const std::size_t n = tc->bins[c].count.load(std::memory_order_relaxed);
+      h.blocks += n;
+      h.bytes += n * block_bytes_[c];
+    }
+    report.thread_caches.push_back(h);
+  }
+}
+
 }  // namespace cudapool

@@ -79,6 +79,9 @@ class tls_free_lists {
   [[nodiscard]] core::block_chain take_all(core::size_class c) noexcept;
   [[nodiscard]] std::size_t free_blocks(core::size_class c) const noexcept;
   [[nodiscard]] std::size_t cached_blocks(core::size_class c) const noexcept;
+  // For out_of_memory's report: what each registered thread cache holds (thread = the cache's
+  // registration number, from 1).
+  void holdings(oom_report& report) const;
 
   // Thread-safe. Hands the calling thread's cached blocks back to the transfer layer.
   void flush_thread_cache() noexcept;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cudapool/backend.hpp"
+#include "cudapool/diagnostics.hpp"
 #include "cudapool/options.hpp"
 #include "cudapool/stats.hpp"
 
@@ -29,6 +30,8 @@ class any_pool {
   virtual void retire_stream(stream_ref s) = 0;
   virtual std::size_t trim() = 0;
   [[nodiscard]] virtual pool_stats stats() const = 0;
+  [[nodiscard]] virtual pointer_info describe(const void* p) const = 0;
+  virtual std::size_t check_guards() = 0;
   [[nodiscard]] virtual backend& device() const noexcept = 0;
 };
 
@@ -54,6 +57,8 @@ class pool_model final : public any_pool {
   }
   std::size_t trim() override { return pool_.trim(); }
   [[nodiscard]] pool_stats stats() const override { return pool_.stats(); }
+  [[nodiscard]] pointer_info describe(const void* p) const override { return pool_.describe(p); }
+  std::size_t check_guards() override { return pool_.check_guards(); }
   [[nodiscard]] backend& device() const noexcept override { return pool_.device(); }
   [[nodiscard]] Pool& get() noexcept { return pool_; }
 

@@ -1,21 +1,29 @@
 // cudapool/errors.hpp - exceptions and the invalid-free reporting hook.
 #pragma once
 
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
 
 namespace cudapool {
 
+struct oom_report;  // cudapool/diagnostics.hpp
+
 // Thrown by allocate() when the request cannot be met even after reclaiming pending frees,
-// trimming caches and growing. what() says what was asked and what the pool holds where.
+// trimming caches and growing. what() says what was asked and what the pool holds where; report()
+// (include cudapool/diagnostics.hpp) gives the same as data, and to_json(*report()) as JSON.
 class out_of_memory : public std::bad_alloc {
  public:
-  explicit out_of_memory(std::string message) : message_(std::move(message)) {}
-  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
+  explicit out_of_memory(std::string message, std::shared_ptr<const oom_report> report = {})
+      : message_(std::make_shared<const std::string>(std::move(message))), report_(std::move(report)) {}
+  [[nodiscard]] const char* what() const noexcept override { return message_->c_str(); }
+  // nullptr for errors raised outside allocate() (e.g. an initial_reservation that cannot be had).
+  [[nodiscard]] const oom_report* report() const noexcept { return report_.get(); }
 
  private:
-  std::string message_;
+  std::shared_ptr<const std::string> message_;  // shared: copying an exception must not throw
+  std::shared_ptr<const oom_report> report_;
 };
 
 // Thrown when a backend call fails for a reason other than exhaustion (a CUDA error, a bad

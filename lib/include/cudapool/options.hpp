@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "cudapool/diagnostics.hpp"
 #include "cudapool/errors.hpp"
 
 namespace cudapool {
@@ -58,6 +59,9 @@ struct pool_options {
   void* invalid_free_context = nullptr;
   // Print a leak report to stderr when a pool is destroyed with live blocks.
   bool report_leaks = true;
+
+  // Debugging aids, all off by default (cudapool/diagnostics.hpp, docs/debugging.md).
+  debug_options debug;
 };
 
 }  // namespace cudapool
