@@ -27,6 +27,7 @@ struct allocator_config {
   bool all_workloads = true;  // false: an option sweep, measured on pair/4096 only
   int max_threads = 64;       // thread counts above this are not registered for this allocator
   int max_larson_threads = 64;
+  bool plain = false;         // the variant built without debug hooks (make_plain_pool)
 };
 
 class bench_allocator {
@@ -36,7 +37,8 @@ class bench_allocator {
                                                const std::shared_ptr<cudapool::backend>& device) {
     auto a = std::unique_ptr<bench_allocator>(new bench_allocator);
     if (config.what == allocator_config::kind::pool) {
-      a->pool_ = cudapool::make_pool(config.name, device, config.options);
+      a->pool_ = config.plain ? cudapool::make_plain_pool(config.name, device, config.options)
+                              : cudapool::make_pool(config.name, device, config.options);
     } else {
       a->peer_ = make_peer(config.name, device->device());
     }

@@ -73,6 +73,19 @@ std::vector<allocator_config> allocators(bool with_peers) {
                      allocator_config::kind::pool, "lockfree", o, false});
     }
   }
+  // The cost of the debug layer (docs/debugging.md): each variant built without debug hooks
+  // ("-plain") beside the default build with every debug option off (the plain label), and with
+  // guards, stacks and sanitizer regions on ("-debug").
+  cudapool::pool_options debug;
+  debug.debug.guard_bytes = 64;
+  debug.debug.record_stacks = true;
+  debug.debug.sanitizer_regions = true;
+  for (const std::string& v : variants) {
+    allocator_config plain{v + "-plain", allocator_config::kind::pool, v, {}, false};
+    plain.plain = true;
+    all.push_back(plain);
+    all.push_back({v + "-debug", allocator_config::kind::pool, v, debug, false});
+  }
   return all;
 }
 

@@ -11,22 +11,38 @@ namespace cudapool {
 
 namespace {
 
+using maker = std::unique_ptr<any_pool> (*)(std::shared_ptr<backend>, const pool_options&);
 struct entry {
   std::string_view name;
-  std::unique_ptr<any_pool> (*make)(std::shared_ptr<backend>, const pool_options&);
+  maker make;
+  maker make_plain;  // without debug hooks
 };
 
 template <class Pool>
 std::unique_ptr<any_pool> make(std::shared_ptr<backend> device, const pool_options& options) {
   return std::make_unique<pool_model<Pool>>(std::move(device), options);
 }
+template <class FreeLists>
+constexpr entry entry_of() {
+  return {FreeLists::name, make<basic_pool<FreeLists>>, make<basic_pool<FreeLists, false>>};
+}
 
 constexpr entry variants[] = {
-    {mutex_pool::variant(), make<mutex_pool>},
-    {lockfree_pool::variant(), make<lockfree_pool>},
-    {tls_pool::variant(), make<tls_pool>},
-    {stream_pool::variant(), make<stream_pool>},
+    entry_of<mutex_free_lists>(),
+    entry_of<lockfree_free_lists>(),
+    entry_of<tls_free_lists>(),
+    entry_of<stream_free_lists>(),
 };
+
+const entry& find(std::string_view variant) {
+  for (const entry& e : variants) {
+    if (e.name == variant) return e;
+  }
+  std::string list;
+  for (const entry& e : variants) list += (list.empty() ? "" : ", ") + std::string(e.name);
+  throw std::invalid_argument("cudapool: unknown or unbuilt variant '" + std::string(variant) +
+                              "'; available: " + list);
+}
 
 }  // namespace
 
@@ -38,13 +54,12 @@ std::vector<std::string> available_variants() {
 
 std::unique_ptr<any_pool> make_pool(std::string_view variant, std::shared_ptr<backend> device,
                                     const pool_options& options) {
-  for (const entry& e : variants) {
-    if (e.name == variant) return e.make(std::move(device), options);
-  }
-  std::string list;
-  for (const entry& e : variants) list += (list.empty() ? "" : ", ") + std::string(e.name);
-  throw std::invalid_argument("cudapool: unknown or unbuilt variant '" + std::string(variant) +
-                              "'; available: " + list);
+  return find(variant).make(std::move(device), options);
+}
+
+std::unique_ptr<any_pool> make_plain_pool(std::string_view variant, std::shared_ptr<backend> device,
+                                          const pool_options& options) {
+  return find(variant).make_plain(std::move(device), options);
 }
 
 }  // namespace cudapool

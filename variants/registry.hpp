@@ -16,5 +16,10 @@ namespace cudapool {
 // Throws std::invalid_argument naming the available variants when `variant` is not one of them.
 [[nodiscard]] std::unique_ptr<any_pool> make_pool(std::string_view variant, std::shared_ptr<backend> device,
                                                   const pool_options& options = {});
+// The same variant built without debug hooks (basic_pool<FreeLists, false>): for bench, to measure
+// what the debug branch costs when every debug option is off. Throws std::invalid_argument for
+// options that turn a debug feature on.
+[[nodiscard]] std::unique_ptr<any_pool> make_plain_pool(std::string_view variant, std::shared_ptr<backend> device,
+                                                        const pool_options& options = {});
 
 }  // namespace cudapool

@@ -55,13 +55,21 @@ concept stream_partitioned = requires(L& l, const L& cl, core::size_class c, blo
   { cl.describe() } -> std::convertible_to<std::string>;
 };
 
-template <class FreeLists>
+// DebugHooks = false compiles the debug paths out (and rejects debug options): the "plain" build
+// that bench measures beside the default one, to show what the debug branch costs when every
+// debug option is off.
+template <class FreeLists, bool DebugHooks = true>
 class basic_pool final : private core::free_list_sink {
  public:
   using size_class = core::size_class;
 
   explicit basic_pool(std::shared_ptr<backend> device, const pool_options& options = {})
-      : core_(std::move(device), options, FreeLists::name), lists_(core_) {}
+      : core_(std::move(device), options, FreeLists::name), lists_(core_) {
+    if (!DebugHooks && core_.debugging()) {
+      throw std::invalid_argument("cudapool: this pool type was built without debug hooks; debug options (or "
+                                  "CUDAPOOL_TRACE) need basic_pool<..., true>");
+    }
+  }
   basic_pool(const basic_pool&) = delete;
   basic_pool& operator=(const basic_pool&) = delete;
   // Waits for pending stream-ordered frees, reports leaks, releases all device memory.
@@ -96,7 +104,7 @@ class basic_pool final : private core::free_list_sink {
   // interior, already freed) are reported through options().on_invalid_free and ignored.
   void deallocate(void* p) noexcept {
     if (p == nullptr) return;
-    if (core_.debugging()) [[unlikely]] return deallocate_debug(p, nullptr);
+    if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, nullptr);
     const core::lookup_result r = core_.lookup(p);
     if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r.index, core::block_state::free))
         [[likely]] {
@@ -108,7 +116,7 @@ class basic_pool final : private core::free_list_sink {
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
     if (p == nullptr) return;
-    if (core_.debugging()) [[unlikely]] return deallocate_debug(p, &s);
+    if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, &s);
     const core::lookup_result r = core_.lookup(p);
     if constexpr (stream_partitioned<FreeLists>) {
       // Reusable at once on s itself: stream order makes that safe without an event.
@@ -213,7 +221,7 @@ class basic_pool final : private core::free_list_sink {
 
   void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (bytes == 0) return nullptr;
-    if (core_.debugging()) [[unlikely]] return allocate_debug(bytes, alignment, s);
+    if (DebugHooks && core_.debugging()) [[unlikely]] return allocate_debug(bytes, alignment, s);
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);
     if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment);
