@@ -3,10 +3,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -225,6 +229,123 @@ TEST(CudaBackend, EventsComeBackFromThePool) {
   EXPECT_NE(second, e);
   b->release_event(again);
   b->release_event(second);
+}
+
+// ---- debug: guard bytes ----
+
+TEST(CudaBackend, GuardCleanThenDamagedIsReportedOnceWithTagAndOffset) {
+  CUDAPOOL_REQUIRE_GPU();
+  auto b = make_cuda_backend(0);
+  const stream_ref s = b->create_stream();
+  void* p = b->allocate_chunk(1 << 16);
+  ASSERT_NE(p, nullptr);
+  // Unaligned pointers and sizes, and an empty guard.
+  for (const auto& [at, bytes] : {std::pair<std::size_t, std::size_t>{3, 37}, {1, 1}, {64, 256}, {7, 4001}, {9, 0}}) {
+    b->fill_guard(s, offset(p, at), bytes, 0xCD);
+    b->check_guard(s, offset(p, at), bytes, 0xCD, 1000 + at);
+  }
+  b->synchronize(s);
+  EXPECT_TRUE(b->take_guard_failures().empty());
+
+  void* guard = offset(p, 5);
+  b->fill_guard(s, guard, 100, 0xCD);
+  b->fill(s, offset(p, 8), 4, 0x11223344u);  // guard bytes 3..6
+  b->check_guard(s, guard, 100, 0xCD, 77);
+  b->fill_guard(s, offset(guard, 60), 10, 0xEE);
+  b->fill_guard(s, offset(guard, 3), 4, 0xCD);  // repaired below 60
+  b->check_guard(s, guard, 100, 0xCD, 78);
+  b->synchronize(s);
+  const std::vector<guard_failure> failures = b->take_guard_failures();
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].tag, 77u);
+  EXPECT_EQ(failures[0].byte_offset, 3u);
+  EXPECT_EQ(failures[0].found, 0x44);
+  EXPECT_EQ(failures[1].tag, 78u);
+  EXPECT_EQ(failures[1].byte_offset, 60u);
+  EXPECT_EQ(failures[1].found, 0xEE);
+  EXPECT_TRUE(b->take_guard_failures().empty()) << "reported twice";
+  b->free_chunk(p, 1 << 16);
+  b->destroy_stream(s);
+}
+
+TEST(CudaBackend, GuardFailuresArriveWithoutSynchronizing) {
+  CUDAPOOL_REQUIRE_GPU();
+  auto b = make_cuda_backend(0);
+  const stream_ref s = b->create_stream();
+  void* p = b->allocate_chunk(4096);
+  ASSERT_NE(p, nullptr);
+  b->fill_guard(s, p, 64, 0x5A);
+  b->fill_guard(s, offset(p, 10), 1, 0x00);
+  b->spin(s, 200ms);
+  b->check_guard(s, p, 64, 0x5A, 9);
+  EXPECT_TRUE(b->take_guard_failures().empty()) << "the check ran before the spin ended";
+  // Poll the mapped ring only; the stream is never synchronized before the failure shows up.
+  std::vector<guard_failure> failures;
+  const auto deadline = clock_type::now() + 10s;
+  while (failures.empty() && clock_type::now() < deadline) {
+    failures = b->take_guard_failures();
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].tag, 9u);
+  EXPECT_EQ(failures[0].byte_offset, 10u);
+  EXPECT_EQ(failures[0].found, 0x00);
+  b->synchronize(s);
+  b->free_chunk(p, 4096);
+  b->destroy_stream(s);
+}
+
+TEST(CudaBackend, AFullGuardRingDropsAndSaysSo) {
+  CUDAPOOL_REQUIRE_GPU();
+  auto b = make_cuda_backend(0);
+  void* p = b->allocate_chunk(4096);
+  ASSERT_NE(p, nullptr);
+  b->fill_guard({}, p, 32, 0x00);
+  constexpr std::uint64_t checks = 300;  // the ring holds 256
+  for (std::uint64_t i = 0; i < checks; ++i) b->check_guard({}, p, 32, 0xFF, i);
+  b->synchronize({});
+  std::vector<guard_failure> failures = b->take_guard_failures();
+  ASSERT_EQ(failures.size(), 256u);
+  for (std::uint64_t i = 0; i < failures.size(); ++i) EXPECT_EQ(failures[i].tag, i);  // one stream: in order
+  b->check_guard({}, p, 32, 0xFF, 1000);
+  b->synchronize({});
+  testing::internal::CaptureStderr();
+  failures = b->take_guard_failures();
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].tag, 1000u);
+  EXPECT_NE(err.find("44 guard failures dropped"), std::string::npos) << err;
+  b->free_chunk(p, 4096);
+}
+
+TEST(CudaBackend, GuardRangesMayNotBeNull) {
+  CUDAPOOL_REQUIRE_GPU();
+  auto b = make_cuda_backend(0);
+  EXPECT_THROW(b->fill_guard({}, nullptr, 8, 0xCD), std::invalid_argument);
+  EXPECT_THROW(b->check_guard({}, nullptr, 8, 0xCD, 1), std::invalid_argument);
+  b->fill_guard({}, nullptr, 0, 0xCD);
+  b->check_guard({}, nullptr, 0, 0xCD, 1);
+  b->synchronize({});
+  EXPECT_TRUE(b->take_guard_failures().empty());
+}
+
+// ---- debug: NVTX heaps ----
+
+// Without an NVTX tool (compute-sanitizer, Nsight) attached there is nobody to tell: the heap
+// handle is nullptr and the region calls do nothing. The sanitizer side is sanitizer_demo's.
+TEST(CudaBackend, WithoutAnNvtxToolHeapsAreNullAndRegionsAreNoOps) {
+  CUDAPOOL_REQUIRE_GPU();
+  auto b = make_cuda_backend(0);
+  void* p = b->allocate_chunk(1 << 16);
+  ASSERT_NE(p, nullptr);
+  EXPECT_THROW((void)b->register_heap(nullptr, 64), std::invalid_argument);
+  EXPECT_THROW((void)b->register_heap(p, 0), std::invalid_argument);
+  void* heap = b->register_heap(p, 1 << 16);
+  if (std::getenv("NVTX_INJECTION64_PATH") == nullptr) EXPECT_EQ(heap, nullptr);
+  b->register_region(heap, p, 1024);
+  b->unregister_region(heap, p);
+  b->unregister_heap(heap);
+  b->free_chunk(p, 1 << 16);
 }
 
 }  // namespace

@@ -47,12 +47,23 @@ bool operator==(const call_stack& a, const call_stack& b) noexcept {
   return a.depth == b.depth && std::equal(a.frames, a.frames + a.depth, b.frames);
 }
 
-// Not inlined, so that the frame to drop is always exactly this one.
+// Not inlined, so that its return address is the caller's frame. backtrace() lists this function
+// first, and under a sanitizer also the interceptor wrapping backtrace(): the caller's frame is
+// found by that return address rather than at a fixed index.
 [[gnu::noinline]] call_stack capture_stack(int skip) noexcept {
-  void* frames[call_stack::max_frames + 1];
-  const int captured = ::backtrace(frames, call_stack::max_frames + 1);
+  constexpr int own_frames_at_most = 4;
+  void* frames[call_stack::max_frames + own_frames_at_most];
+  const int captured = ::backtrace(frames, call_stack::max_frames + own_frames_at_most);
+  void* const caller = __builtin_extract_return_addr(__builtin_return_address(0));
+  int first = 1;
+  for (int i = 0; i < std::min(captured, own_frames_at_most); ++i) {
+    if (frames[i] == caller) {
+      first = i;
+      break;
+    }
+  }
+  first += std::max(skip, 0);
   call_stack s;
-  const int first = 1 + std::max(skip, 0);  // frames[0] is capture_stack itself
   for (int i = first; i < captured && s.depth < call_stack::max_frames; ++i) s.frames[s.depth++] = frames[i];
   return s;
 }

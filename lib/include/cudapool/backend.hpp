@@ -38,7 +38,7 @@ struct verify_report {
 // One damaged guard seen by a check_guard() operation on the device.
 struct guard_failure {
   std::uint64_t tag = 0;          // the tag given to check_guard()
-  std::size_t byte_offset = 0;    // a byte that differed, from the checked pointer (the first one on sim)
+  std::size_t byte_offset = 0;    // the first byte that differed, from the checked pointer
   std::uint8_t found = 0;         // its value
 };
 
