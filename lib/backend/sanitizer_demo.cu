@@ -8,8 +8,12 @@
 //   compute-sanitizer --tool memcheck sanitizer_demo            # reports the write (NVTX heap)
 //   compute-sanitizer --tool memcheck sanitizer_demo --no-nvtx  # reports nothing
 //
-// (`--nvtx yes` is memcheck's default since CUDA 12.0.) Exits 0 either way: the demo's output is
-// the sanitizer's report, and a GPU run checks which of the two runs has one.
+// (`--nvtx yes` is memcheck's default since CUDA 12.0.) The demo exits 0 when the write goes
+// through; memcheck stops the kernel at the access it reports, so in the NVTX run the synchronize
+// fails with cudaErrorLaunchFailure and the demo exits 1 (compute-sanitizer's --error-exitcode
+// tells the two runs apart; .ci/gpu-suite sanitizer). Seen on the H200 (compute-sanitizer
+// 2025.3.1): "Invalid __global__ write of size 4 bytes ... is 1 bytes after the nearest allocation
+// at <chunk> of size 1,024 bytes" with the heap, "ERROR SUMMARY: 0 errors" without.
 
 #include <cstdio>
 #include <cstring>
