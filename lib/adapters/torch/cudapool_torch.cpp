@@ -6,7 +6,13 @@
 //     made; PyTorch remembers (size, device, stream) per pointer and hands the same three back to
 //     free. So a free is stream-ordered on the allocation's stream.
 //   - size 0 happens (empty tensors): we return nullptr, and free(nullptr) does nothing.
-//   - nullptr for a nonzero size is our out-of-memory answer; nothing may throw across the C ABI.
+//   - PyTorch does not check malloc's result: measured with torch 2.11 on the H200, a NULL for a
+//     1 PiB request became a tensor at address 0, and the fill that deterministic mode gives
+//     torch.empty faulted (cudaErrorIllegalAddress, which poisons the CUDA context). PyTorch's own
+//     caching allocator throws instead, and PyTorch turns a C++ exception from a pluggable
+//     allocator into a Python RuntimeError (as it does for RMM's). So a failed allocation throws:
+//     cudapool::out_of_memory (a std::bad_alloc) with the pool's account of what is held where,
+//     or the backend's error. free never throws.
 //   - Tensor.record_stream() does not reach a pluggable allocator loaded from Python (only a C++
 //     caller can set a record-stream hook): a tensor used on a second stream must be kept alive,
 //     or that stream synchronised with its allocation stream, until the second stream's work is
@@ -33,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -132,8 +139,7 @@ const settings& config() {
 struct device_slot {
   // Written once, under registry::mutex (release); read lock-free by every call (acquire).
   std::atomic<cudapool::any_pool*> pool{nullptr};
-  bool failed = false;  // GUARDED_BY(registry::mutex): creation failed and was reported
-  std::atomic<bool> oom_reported{false};
+  std::string failure;  // GUARDED_BY(registry::mutex): why creating the pool failed (then no retry)
 };
 
 struct registry {
@@ -142,8 +148,8 @@ struct registry {
   // Set (release) by the exit handler; every call checks it (acquire) before touching a pool.
   std::atomic<bool> exited{false};
   bool exit_handler_registered = false;  // GUARDED_BY(mutex)
-  // Calls answered with nullptr for a nonzero size (written to the stats file).
-  std::atomic<std::uint64_t> null_returns{0};
+  // Allocations that threw (written to the stats file).
+  std::atomic<std::uint64_t> failed_allocations{0};
 };
 
 // Never destroyed (see the file comment); reachable from this pointer, so leak checkers do not
@@ -157,7 +163,7 @@ void write_stats(const registry& r, const settings& s) {
   std::string json = "{\"library\":\"cudapool_torch\",\"variant\":\"" + s.variant + "\",\"backend\":\"" +
                      (s.backend == backend_kind::sim ? "sim" : "cuda") +
                      "\",\"byte_limit\":" + std::to_string(s.byte_limit) +
-                     ",\"null_returns\":" + std::to_string(r.null_returns.load(std::memory_order_relaxed)) +
+                     ",\"failed_allocations\":" + std::to_string(r.failed_allocations.load(std::memory_order_relaxed)) +
                      ",\"devices\":[";
   bool first = true;
   for (int d = 0; d < max_devices; ++d) {
@@ -202,12 +208,13 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
 
-[[gnu::noinline]] cudapool::any_pool* create_pool(registry& r, int device) noexcept {
+// Throws when the device has no pool and cannot get one (the same reason every time).
+[[gnu::noinline]] cudapool::any_pool& create_pool(registry& r, int device) {
   const settings& s = config();  // outside the lock: a bad environment aborts here
   device_slot& slot = r.slots[static_cast<std::size_t>(device)];
   std::lock_guard lock(r.mutex);
-  if (cudapool::any_pool* pool = slot.pool.load(std::memory_order_acquire)) return pool;
-  if (slot.failed || r.exited.load(std::memory_order_acquire)) return nullptr;
+  if (cudapool::any_pool* pool = slot.pool.load(std::memory_order_acquire)) return *pool;
+  if (!slot.failure.empty()) throw cudapool::backend_error(slot.failure);
   try {
     cudapool::any_pool* pool = make_device_pool(device, s).release();
     slot.pool.store(pool, std::memory_order_release);
@@ -215,57 +222,39 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
       if (std::atexit(at_exit) != 0) report("cannot register the exit handler: CUDAPOOL_STATS will not be written");
       r.exit_handler_registered = true;
     }
-    return pool;
+    return *pool;
   } catch (const std::exception& e) {
-    slot.failed = true;
-    report("no pool for device " + std::to_string(device) + " (every allocation on it returns NULL): " + e.what());
-    return nullptr;
+    slot.failure = "cudapool_torch: no pool for device " + std::to_string(device) + ": " + e.what();
+    report(slot.failure);
+    throw cudapool::backend_error(slot.failure);
   }
 }
 
-cudapool::any_pool* pool_for(registry& r, int device) noexcept {
+cudapool::any_pool& pool_for(registry& r, int device) {
   if (device < 0 || device >= max_devices) [[unlikely]] {
-    report("device " + std::to_string(device) + " is out of range [0, " + std::to_string(max_devices) + ")");
-    return nullptr;
+    throw std::out_of_range("cudapool_torch: device " + std::to_string(device) + " is out of range [0, " +
+                            std::to_string(max_devices) + ")");
   }
   if (cudapool::any_pool* pool = r.slots[static_cast<std::size_t>(device)].pool.load(std::memory_order_acquire))
       [[likely]] {
-    return pool;
+    return *pool;
   }
   return create_pool(r, device);
-}
-
-[[gnu::noinline]] void* allocation_failed(registry& r, int device, const std::exception& e, bool oom) noexcept {
-  r.null_returns.fetch_add(1, std::memory_order_relaxed);
-  device_slot& slot = r.slots[static_cast<std::size_t>(device)];
-  // The first out-of-memory of a device gets the pool's full account (what is held where); later
-  // ones one line each, since callers may probe for the largest size that fits.
-  if (!oom || !slot.oom_reported.exchange(true, std::memory_order_relaxed)) {
-    report("device " + std::to_string(device) + ": " + e.what());
-  } else {
-    report("device " + std::to_string(device) + ": out of memory (see the first report above)");
-  }
-  return nullptr;
 }
 
 }  // namespace
 
 extern "C" {
 
-CUDAPOOL_TORCH_API void* cudapool_torch_malloc(size_t size, int device, cudaStream_t stream) CUDAPOOL_TORCH_NOEXCEPT {
+CUDAPOOL_TORCH_API void* cudapool_torch_malloc(size_t size, int device, cudaStream_t stream) {
   registry& r = state();
+  // After the exit handler the CUDA runtime may be gone: nothing more is handed out.
   if (r.exited.load(std::memory_order_acquire)) [[unlikely]] return nullptr;
-  cudapool::any_pool* pool = pool_for(r, device);
-  if (pool == nullptr) [[unlikely]] {
-    if (size != 0) r.null_returns.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
-  }
   try {
-    return pool->allocate(size, cudapool::stream_ref(stream));  // nullptr for size 0
-  } catch (const cudapool::out_of_memory& e) {
-    return allocation_failed(r, device, e, true);
-  } catch (const std::exception& e) {
-    return allocation_failed(r, device, e, false);
+    return pool_for(r, device).allocate(size, cudapool::stream_ref(stream));  // nullptr for size 0
+  } catch (...) {
+    r.failed_allocations.fetch_add(1, std::memory_order_relaxed);
+    throw;
   }
 }
 

@@ -9,7 +9,7 @@
  * at the first allocation (docs/pytorch.md): CUDAPOOL_VARIANT, CUDAPOOL_BYTE_LIMIT,
  * CUDAPOOL_STATS, CUDAPOOL_BACKEND (test-only).
  *
- * Thread-safety: both functions are thread-safe and never throw. */
+ * Thread-safety: both functions are thread-safe. */
 #ifndef CUDAPOOL_TORCH_H
 #define CUDAPOOL_TORCH_H
 
@@ -31,11 +31,14 @@ extern "C" {
 #define CUDAPOOL_TORCH_NOEXCEPT
 #endif
 
-/* `size` bytes on `device`, usable by work on `stream` at once. Returns NULL for size 0, and NULL
- * when the pool cannot get the memory (PyTorch then raises its out-of-memory error) or the device
- * cannot be used (reason on stderr). Aborts, with the reason on stderr, when the environment names
- * an unknown variant or backend or an unreadable byte limit. */
-CUDAPOOL_TORCH_API void* cudapool_torch_malloc(size_t size, int device, cudaStream_t stream) CUDAPOOL_TORCH_NOEXCEPT;
+/* `size` bytes on `device`, usable by work on `stream` at once; NULL for size 0.
+ * Failure is a C++ exception, as from PyTorch's own allocator (PyTorch does not check the pointer
+ * a pluggable allocator returns, and shows the exception as a Python RuntimeError):
+ * cudapool::out_of_memory, a std::bad_alloc, when the pool cannot get the memory; a
+ * std::exception for a device out of range or one whose pool could not be made. Aborts, with the
+ * reason on stderr, when the environment names an unknown variant or backend or has an unreadable
+ * byte limit. After the process's exit handlers have run it returns NULL. */
+CUDAPOOL_TORCH_API void* cudapool_torch_malloc(size_t size, int device, cudaStream_t stream);
 
 /* Frees `ptr` stream-ordered on `stream` (the stream it was allocated on, as PyTorch passes it):
  * reusable once the work enqueued on `stream` so far has completed. NULL does nothing. `size` is

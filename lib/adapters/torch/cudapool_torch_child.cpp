@@ -12,6 +12,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -84,18 +87,35 @@ void zero() {
   torch_free(nullptr, 0, 0, nullptr);
 }
 
+// The message of the exception `allocate` throws ("" when it returns), as PyTorch would see it.
+template <class Exception, class Allocate>
+std::string thrown(Allocate allocate) {
+  try {
+    allocate();
+  } catch (const Exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Run with CUDAPOOL_BYTE_LIMIT=8m: 64 MiB cannot fit, and the pool still serves what fits after.
 void oom() {
-  check(torch_malloc(std::size_t{64} << 20, 0, nullptr) == nullptr, "64 MiB over an 8 MiB limit gives NULL");
-  check(torch_malloc(std::size_t{64} << 20, 0, nullptr) == nullptr, "and again");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string what = thrown<std::bad_alloc>([] { (void)torch_malloc(std::size_t{64} << 20, 0, nullptr); });
+    check(what.find("out of memory") != std::string::npos, "64 MiB over an 8 MiB limit throws out_of_memory");
+    check(what.find("stream pool") != std::string::npos, "the message gives the pool's account");
+  }
   void* p = torch_malloc(4096, 0, nullptr);
   check(p != nullptr, "4 KiB still fits after an out-of-memory");
   torch_free(p, 4096, 0, nullptr);
 }
 
 void bad_device() {
-  check(torch_malloc(256, -1, nullptr) == nullptr, "device -1 gives NULL");
-  check(torch_malloc(256, 1000, nullptr) == nullptr, "device 1000 gives NULL");
+  for (const int device : {-1, 1000}) {
+    const std::string what = thrown<std::exception>([device] { (void)torch_malloc(256, device, nullptr); });
+    check(what.find("device " + std::to_string(device) + " is out of range") != std::string::npos,
+          "a device out of range throws, naming it");
+  }
   int local = 0;
   torch_free(&local, 256, 5, nullptr);  // no pool on device 5: reported and ignored
 }
