@@ -210,8 +210,25 @@ std::optional<diagnostics::live_info> diagnostics::live(const void* p) const {
     rec = it->second;
   }
   live_info info{rec.bytes, rec.stream_id, {}};
-  if (rec.stack != 0) info.stack = symbolize(stacks_.get(rec.stack));
+  if (rec.stack != 0) info.stack = stack_text(rec.stack);
   return info;
+}
+
+// The symbolized stack from the caller of the pool on: the pool's own frames on top (whatever the
+// compiler inlined) are dropped.
+std::string diagnostics::stack_text(std::uint32_t id) const {
+  const std::string all = symbolize(stacks_.get(id));
+  std::size_t start = 0;
+  while (start < all.size()) {
+    const std::size_t end = all.find('\n', start);
+    const std::string_view line(all.data() + start, (end == std::string::npos ? all.size() : end) - start);
+    const bool ours = line.find(" cudapool::basic_pool<") != std::string_view::npos ||
+                      line.find(" cudapool::pool_model<") != std::string_view::npos ||
+                      line.find(" cudapool::core::") != std::string_view::npos;
+    if (!ours || end == std::string::npos) break;
+    start = end + 1;
+  }
+  return all.substr(start);
 }
 
 // ---- guard failures --------------------------------------------------------------------------
@@ -246,7 +263,7 @@ void diagnostics::report_failure(const guard_failure& f) noexcept {
         stack = it->second.stack;
       }
     }
-    if (stack != 0) r.alloc_stack = symbolize(stacks_.get(stack));
+    if (stack != 0) r.alloc_stack = stack_text(stack);
   } catch (...) {  // report what is known
   }
   options_.on_guard_damage(r, options_.guard_context);
@@ -288,7 +305,7 @@ bool diagnostics::report_leaks_by_stack(std::string_view variant) const {
   for (const auto& [id, g] : sorted) {
     std::fprintf(stderr, "cudapool: %zu allocation%s, %zu bytes, e.g.", g.count, g.count == 1 ? "" : "s", g.bytes);
     for (std::uintptr_t a : g.examples) std::fprintf(stderr, " %p", reinterpret_cast<void*>(a));
-    std::fprintf(stderr, ", allocated at:\n%s\n", id == 0 ? "  (no stack)" : symbolize(stacks_.get(id)).c_str());
+    std::fprintf(stderr, ", allocated at:\n%s\n", id == 0 ? "  (no stack)" : stack_text(id).c_str());
   }
   std::fprintf(stderr, "cudapool: all device memory of the pool is released regardless.\n");
   return true;

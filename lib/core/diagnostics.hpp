@@ -104,6 +104,7 @@ class diagnostics {
   [[nodiscard]] std::uint64_t stream_key(stream_ref s) const;
   [[nodiscard]] std::uint64_t tag_of(const void* p) const noexcept;
   void report_failure(const guard_failure& f) noexcept;
+  [[nodiscard]] std::string stack_text(std::uint32_t id) const;
   friend void route_guard_failures(const std::vector<guard_failure>& failures) noexcept;
 
   const debug_options options_;
