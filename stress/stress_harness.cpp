@@ -506,6 +506,8 @@ class forwarding_pool : public any_pool {
   void retire_stream(stream_ref s) override { inner_->retire_stream(s); }
   std::size_t trim() override { return inner_->trim(); }
   [[nodiscard]] pool_stats stats() const override { return inner_->stats(); }
+  [[nodiscard]] pointer_info describe(const void* p) const override { return inner_->describe(p); }
+  std::size_t check_guards() override { return inner_->check_guards(); }
   [[nodiscard]] backend& device() const noexcept override { return inner_->device(); }
 
  protected:
