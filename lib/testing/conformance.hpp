@@ -535,15 +535,19 @@ struct guard_log {
   }
 };
 
-// Two call sites that stay frames of their own, under their own names: not inlined or cloned (noipa),
-// and no tail call (the empty asm after
-// the call keeps the frame).
-[[gnu::noipa]] inline void* debug_alloc_site_a(any_allocate_fn f, void* pool, std::size_t n) {
+// Two call sites that stay frames of their own, under their own names: not inlined or cloned (gcc's
+// noipa; clang does not clone these), and no tail call (the empty asm after the call keeps the frame).
+#if defined(__clang__)
+#define CUDAPOOL_TEST_OWN_FRAME [[gnu::noinline]]
+#else
+#define CUDAPOOL_TEST_OWN_FRAME [[gnu::noipa]]
+#endif
+CUDAPOOL_TEST_OWN_FRAME inline void* debug_alloc_site_a(any_allocate_fn f, void* pool, std::size_t n) {
   void* p = f(pool, n);
   asm volatile("" : : "r"(p) : "memory");
   return p;
 }
-[[gnu::noipa]] inline void* debug_alloc_site_b(any_allocate_fn f, void* pool, std::size_t n) {
+CUDAPOOL_TEST_OWN_FRAME inline void* debug_alloc_site_b(any_allocate_fn f, void* pool, std::size_t n) {
   void* p = f(pool, n);
   asm volatile("" : : "r"(p) : "memory");
   return p;
