@@ -106,12 +106,12 @@ class basic_pool final : private core::free_list_sink {
     if (p == nullptr) return;
     if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, nullptr);
     const core::lookup_result r = core_.lookup(p);
-    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r.index, core::block_state::free))
+    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r, core::block_state::free))
         [[likely]] {
       lists_.push(r.cls, r.index);
       return;
     }
-    core_.deallocate_other(p, r, nullptr);
+    deallocate_rejected(p, r, nullptr);
   }
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
@@ -121,18 +121,18 @@ class basic_pool final : private core::free_list_sink {
     if constexpr (stream_partitioned<FreeLists>) {
       // Reusable at once on s itself: stream order makes that safe without an event.
       if (r.what == core::lookup_result::kind::block && !r.interior &&
-          core_.retire(r.index, core::block_state::free)) [[likely]] {
+          core_.retire(r, core::block_state::free)) [[likely]] {
         lists_.push(r.cls, r.index, s);
         return;
       }
     } else {
       if (r.what == core::lookup_result::kind::block && !r.interior &&
-          core_.retire(r.index, core::block_state::pending)) [[likely]] {
+          core_.retire(r, core::block_state::pending)) [[likely]] {
         core_.defer(r.index, s);
         return;
       }
     }
-    core_.deallocate_other(p, r, &s);
+    deallocate_rejected(p, r, &s);
   }
   // cuda::mr shapes: the size and alignment are not needed to find the block.
   void deallocate(void* p, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
@@ -215,6 +215,11 @@ class basic_pool final : private core::free_list_sink {
     } else {
       return lists_.pop(c);
     }
+  }
+
+  // Out of line and by value, so the hot deallocate keeps the lookup result in registers.
+  [[gnu::noinline]] void deallocate_rejected(void* p, core::lookup_result r, const stream_ref* s) noexcept {
+    core_.deallocate_other(p, r, s);
   }
 
   static constexpr bool power_of_two(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }

@@ -5,12 +5,7 @@
 namespace cudapool::core {
 
 page_map::~page_map() {
-  for (std::size_t t = 0; t < 256; ++t) {
-    mid* m = top_[t].load(std::memory_order_relaxed);
-    if (m == nullptr) continue;
-    for (auto& child : m->children) delete child.load(std::memory_order_relaxed);
-    delete m;
-  }
+  for (std::size_t t = 0; t < top_entries; ++t) delete top_[t].load(std::memory_order_relaxed);
 }
 
 void page_map::set(const void* base, std::size_t bytes, std::uint32_t value) {
@@ -20,17 +15,11 @@ void page_map::set(const void* base, std::size_t bytes, std::uint32_t value) {
     throw std::invalid_argument("cudapool: device address beyond 48 bits");
   }
   for (auto page = first; page <= last; ++page) {
-    auto& top_slot = top_[page >> 24];
-    mid* m = top_slot.load(std::memory_order_relaxed);
-    if (m == nullptr) {
-      m = new mid;
-      top_slot.store(m, std::memory_order_release);  // pairs with find()'s acquire
-    }
-    auto& mid_slot = m->children[(page >> 16) & 0xff];
-    leaf* l = mid_slot.load(std::memory_order_relaxed);
+    auto& top_slot = top_[page >> 16];
+    leaf* l = top_slot.load(std::memory_order_relaxed);
     if (l == nullptr) {
       l = new leaf;
-      mid_slot.store(l, std::memory_order_release);
+      top_slot.store(l, std::memory_order_release);  // pairs with find()'s acquire
     }
     l->values[page & 0xffff].store(value, std::memory_order_release);
   }

@@ -1,7 +1,8 @@
 // page_map.hpp - O(1) map from a device address to the slab that holds it.
 //
-// A three-level radix tree over 48-bit addresses in 64 KiB pages (8 + 8 + 16 bits of page
-// number). Every slab is 64 KiB aligned, so a page belongs to at most one slab. Values are
+// A two-level radix tree over 48-bit addresses in 64 KiB pages (16 + 16 bits of page number):
+// two dependent loads per lookup (deallocate's pointer-to-block chain is latency-bound). The top
+// level is 2^16 leaf pointers (512 KiB per map); a leaf covers 4 GiB of addresses. Every slab is 64 KiB aligned, so a page belongs to at most one slab. Values are
 // slab id + 1 (0: no slab). Interior nodes are allocated by the writer (under the pool's growth
 // lock), published with release stores and freed only with the map, so lookups are lock-free.
 #pragma once
@@ -27,9 +28,7 @@ class page_map {
   [[nodiscard]] std::uint32_t find(const void* p) const noexcept {
     const auto page = reinterpret_cast<std::uintptr_t>(p) >> page_shift;
     if (page >> (address_bits - page_shift)) return 0;
-    const mid* m = top_[page >> 24].load(std::memory_order_acquire);  // pairs with set()'s release
-    if (m == nullptr) return 0;
-    const leaf* l = m->children[(page >> 16) & 0xff].load(std::memory_order_acquire);
+    const leaf* l = top_[page >> 16].load(std::memory_order_acquire);  // pairs with set()'s release
     if (l == nullptr) return 0;
     return l->values[page & 0xffff].load(std::memory_order_acquire);
   }
@@ -42,10 +41,8 @@ class page_map {
   struct leaf {
     std::atomic<std::uint32_t> values[1 << 16] = {};
   };
-  struct mid {
-    std::atomic<leaf*> children[256] = {};
-  };
-  std::unique_ptr<std::atomic<mid*>[]> top_ = std::make_unique<std::atomic<mid*>[]>(256);
+  static constexpr std::size_t top_entries = std::size_t{1} << (address_bits - page_shift - 16);
+  std::unique_ptr<std::atomic<leaf*>[]> top_ = std::make_unique<std::atomic<leaf*>[]>(top_entries);
 };
 
 }  // namespace cudapool::core

@@ -313,9 +313,14 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     cs.released.pop_back();
   } else {
     const auto count = static_cast<std::uint32_t>(options_.slab_bytes / block_bytes);
+    // A slab's block range stays within one segment of blocks_ when it fits in one (the indices
+    // skipped at a segment's end are never used), so lookup() reaches its entries directly.
+    constexpr std::size_t seg = block_table::segment_size;
+    std::size_t first = block_count_;
+    if (count <= seg && first % seg + count > seg) first += seg - first % seg;
     try {
       slabs_.grow_to(std::size_t{slab_count_} + 1);
-      blocks_.grow_to(std::size_t{block_count_} + count);
+      blocks_.grow_to(first + count);
     } catch (...) {
       give_back_frame(frame, chunk, chunk_bytes);
       throw;
@@ -325,9 +330,10 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     s.cls = c;
     s.block_bytes = block_bytes;
     s.reciprocal = ~std::uint64_t{0} / block_bytes + 1;
-    s.first_block = block_count_;
+    s.first_block = static_cast<block_index>(first);
     s.block_count = count;
-    block_count_ += count;
+    s.entries = first / seg == (first + count - 1) / seg ? &blocks_[s.first_block] : nullptr;
+    block_count_ = static_cast<std::uint32_t>(first + count);
   }
   slab_desc& s = slabs_[id];
   s.chunk = chunk;

@@ -61,6 +61,7 @@ struct lookup_result {
   size_class cls = 0;
   block_index index = no_block;
   bool interior = false;  // inside a block of this pool, not at its start
+  block_entry* entry = nullptr;  // &blocks()[index] when what == block
 };
 
 class pool_core {
@@ -80,7 +81,7 @@ class pool_core {
   // ---- hot path (thread-safe, lock-free) -------------------------------------------------------
 
   // Marks block b, just taken from a free list by the caller, live for a request of `bytes`.
-  void* hand_out(block_index b, std::size_t bytes) noexcept {
+  [[gnu::always_inline]] void* hand_out(block_index b, std::size_t bytes) noexcept {
     block_entry& e = blocks_[b];
     e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
     counters_.add(alloc_counter(e.size_class()), 1, requested_counter, static_cast<std::int64_t>(bytes));
@@ -88,7 +89,7 @@ class pool_core {
   }
 
   // Resolves a pointer given to deallocate in O(1) without touching device memory.
-  [[nodiscard]] lookup_result lookup(const void* p) const noexcept {
+  [[nodiscard, gnu::always_inline]] lookup_result lookup(const void* p) const noexcept {
     const std::uint32_t id = pages_.find(p);
     if (id == 0) return {};
     const slab_desc& s = slabs_[id - 1];
@@ -100,15 +101,23 @@ class pool_core {
     // offset / block_bytes by Lemire's fastdiv (exact for 32-bit numerators): a multiply instead
     // of a division on every free.
     const auto i = static_cast<std::uint32_t>((static_cast<unsigned __int128>(s.reciprocal) * offset) >> 64);
-    return {lookup_result::kind::block, s.cls, s.first_block + i, offset != i * s.block_bytes};
+    // The slab's entries, one load shorter than blocks_[index] when its range is in one segment.
+    block_entry* e = s.entries != nullptr ? s.entries + i : &blocks_[s.first_block + i];
+    return {lookup_result::kind::block, s.cls, s.first_block + i, offset != i * s.block_bytes, e};
   }
 
   // live -> `to` (free or pending) by CAS; false when the block is not live (a double free). The
   // acq_rel pairs with the CAS of a racing free of the same block: exactly one of them wins. With
   // options().atomic_free_check off it is a load and a store: sequential double frees are still
   // caught, two racing frees of one block may both pass.
-  [[nodiscard]] bool retire(block_index b, block_state to) noexcept {
-    block_entry& e = blocks_[b];
+  [[nodiscard, gnu::always_inline]] bool retire(block_index b, block_state to) noexcept {
+    return retire(blocks_[b], to);
+  }
+  // The same for a block found by lookup() (r.what == block).
+  [[nodiscard, gnu::always_inline]] bool retire(const lookup_result& r, block_state to) noexcept {
+    return retire(*r.entry, to);
+  }
+  [[nodiscard, gnu::always_inline]] bool retire(block_entry& e, block_state to) noexcept {
     std::uint32_t m = e.meta.load(std::memory_order_relaxed);
     if (block_entry::state_of(m) != block_state::live) return false;
     if (!atomic_free_check_) [[unlikely]] {
@@ -212,6 +221,9 @@ class pool_core {
     std::uint64_t reciprocal = 0;  // ~0 / block_bytes + 1, for lookup()'s division
     block_index first_block = 0;
     std::uint32_t block_count = 0;
+    // &blocks_[first_block], or null when the slab's block range spans two segments of blocks_
+    // (grow() avoids that unless a slab has more blocks than a segment holds).
+    block_entry* entries = nullptr;
     // Under the growth lock.
     void* chunk = nullptr;  // what to give back to the backend (nullptr: a reservation frame)
     std::size_t chunk_bytes = 0;

@@ -41,7 +41,7 @@ class thread_counters {
 
   // Thread-safe, wait-free; no read-modify-write for a thread with its own slot. Adds a to counter
   // i and b to counter j (the hot path always moves two counters together).
-  void add(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
+  [[gnu::always_inline]] void add(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
     const unsigned s = this_thread_slot();
     block* blk = slots_[s].load(std::memory_order_acquire);  // pairs with the release in first_use()
     if (blk == nullptr) [[unlikely]] blk = first_use(s);

@@ -41,7 +41,7 @@ class tls_free_lists {
   tls_free_lists& operator=(const tls_free_lists&) = delete;
 
   // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
-  [[nodiscard]] block_index pop(core::size_class c) noexcept {
+  [[nodiscard, gnu::always_inline]] block_index pop(core::size_class c) noexcept {
     thread_cache* tc = my_cache();
     if (tc == nullptr) [[unlikely]] return pop_transfer(c);
     if (!begin_op(*tc)) [[unlikely]] return pop_guarded(*tc, c);
@@ -58,7 +58,7 @@ class tls_free_lists {
     return blk;
   }
   // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
-  void push(core::size_class c, block_index blk) noexcept {
+  [[gnu::always_inline]] void push(core::size_class c, block_index blk) noexcept {
     thread_cache* tc = my_cache();
     if (tc == nullptr) [[unlikely]] return push_transfer(c, {blk, blk, 1});
     if (!begin_op(*tc)) [[unlikely]] return push_guarded(*tc, c, blk);
