@@ -178,6 +178,12 @@ def train(args):
     except Exception as e:  # noqa: BLE001
         probe["empty_tensor"] = f"{type(e).__qualname__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     try:
+        torch.cuda.memory_stats(dev)
+        probe["memory_stats"] = "ok"
+    except Exception as e:  # noqa: BLE001
+        probe["memory_stats"] = f"{type(e).__qualname__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+    torch.cuda.empty_cache()
+    try:
         torch.empty(1 << 50, dtype=torch.uint8, device=dev)
         probe["oom_exception"] = None
     except Exception as e:  # noqa: BLE001 - the type is what is recorded
