@@ -77,6 +77,7 @@ pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& optio
       throw out_of_memory("cudapool: the backend could not provide the initial_reservation of " + human(bytes));
     }
     if (chunk_bytes != bytes) reserved_bytes_.fetch_add(slab_alignment, std::memory_order_relaxed);
+    raise_reserved_peak(reserved_bytes_.load(std::memory_order_relaxed));
     reservation_ = chunk;
     reservation_bytes_ = chunk_bytes;
     const auto first = round_up(reinterpret_cast<std::uintptr_t>(chunk), slab_alignment);
@@ -236,21 +237,26 @@ std::size_t pool_core::trim_large_cache(std::size_t keep_bytes) {
 
 // ---- reservation accounting -----------------------------------------------------------------
 
-bool pool_core::try_reserve(std::size_t bytes) noexcept {
+std::size_t pool_core::try_reserve(std::size_t bytes) noexcept {
   std::size_t cur = reserved_bytes_.load(std::memory_order_relaxed);
   do {
-    if (options_.byte_limit != 0 && cur + bytes > options_.byte_limit) return false;
+    if (options_.byte_limit != 0 && cur + bytes > options_.byte_limit) return 0;
   } while (!reserved_bytes_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  return cur + bytes;
+}
+
+// Called once the backend granted a reservation (a failed request must not raise the peak).
+void pool_core::raise_reserved_peak(std::size_t reserved) noexcept {
   std::size_t peak = peak_reserved_.load(std::memory_order_relaxed);
-  while (cur + bytes > peak && !peak_reserved_.compare_exchange_weak(peak, cur + bytes, std::memory_order_relaxed)) {
+  while (reserved > peak && !peak_reserved_.compare_exchange_weak(peak, reserved, std::memory_order_relaxed)) {
   }
-  return true;
 }
 
 void pool_core::unreserve(std::size_t bytes) noexcept { reserved_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
 
 void* pool_core::backend_chunk(std::size_t bytes) {
-  if (!try_reserve(bytes)) return nullptr;
+  const std::size_t reserved = try_reserve(bytes);
+  if (reserved == 0) return nullptr;
   void* chunk = nullptr;
   try {
     chunk = backend_->allocate_chunk(bytes);
@@ -258,7 +264,11 @@ void* pool_core::backend_chunk(std::size_t bytes) {
     unreserve(bytes);
     throw;
   }
-  if (chunk == nullptr) unreserve(bytes);
+  if (chunk == nullptr) {
+    unreserve(bytes);
+  } else {
+    raise_reserved_peak(reserved);
+  }
   return chunk;
 }
 
@@ -332,6 +342,7 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     s.reciprocal = ~std::uint64_t{0} / block_bytes + 1;
     s.first_block = static_cast<block_index>(first);
     s.block_count = count;
+    s.id = id;
     s.entries = first / seg == (first + count - 1) / seg ? &blocks_[s.first_block] : nullptr;
     block_count_ = static_cast<std::uint32_t>(first + count);
   }
@@ -348,7 +359,7 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
   // Publish: lookups find the slab through the page map (release pairs with find()'s acquire),
   // then read base (release pairs with lookup()'s acquire).
   s.base.store(base, std::memory_order_release);
-  pages_.set(frame, options_.slab_bytes, id + 1);
+  pages_.set(frame, options_.slab_bytes, reinterpret_cast<std::uintptr_t>(&s));
   if (debug_) debug_->on_chunk_bound(frame, options_.slab_bytes);
   cs.capacity.fetch_add(s.block_count, std::memory_order_relaxed);
   cs.slabs.fetch_add(1, std::memory_order_relaxed);
@@ -363,7 +374,7 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
   std::unique_lock lock(growth_mutex_);
   std::unordered_map<std::uint32_t, std::uint32_t> free_in_slab;
   for (block_index b = taken.head; b != no_block; b = blocks_[b].next.load(std::memory_order_relaxed)) {
-    ++free_in_slab[pages_.find(blocks_[b].address()) - 1];
+    ++free_in_slab[reinterpret_cast<const slab_desc*>(pages_.find(blocks_[b].address()))->id];
   }
   std::vector<std::uint32_t> victims;
   for (const auto& [id, n] : free_in_slab) {
@@ -768,7 +779,7 @@ void pool_core::report_leaks() const {
 
 void pool_core::debug_allocated(void* p, std::size_t bytes, block_index b, stream_ref s) {
   if (b != no_block) {
-    const slab_desc& sd = slabs_[pages_.find(p) - 1];
+    const slab_desc& sd = *reinterpret_cast<const slab_desc*>(pages_.find(p));
     debug_->on_alloc(p, bytes, reinterpret_cast<void*>(sd.base.load(std::memory_order_relaxed)), options_.slab_bytes,
                      false, s);
     return;

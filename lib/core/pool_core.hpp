@@ -90,9 +90,9 @@ class pool_core {
 
   // Resolves a pointer given to deallocate in O(1) without touching device memory.
   [[nodiscard, gnu::always_inline]] lookup_result lookup(const void* p) const noexcept {
-    const std::uint32_t id = pages_.find(p);
-    if (id == 0) return {};
-    const slab_desc& s = slabs_[id - 1];
+    const auto* sp = reinterpret_cast<const slab_desc*>(pages_.find(p));
+    if (sp == nullptr) return {};
+    const slab_desc& s = *sp;
     const std::uintptr_t base = s.base.load(std::memory_order_acquire);
     const auto addr = reinterpret_cast<std::uintptr_t>(p);
     if (base == 0 || addr < base) return {};
@@ -221,6 +221,7 @@ class pool_core {
     std::uint64_t reciprocal = 0;  // ~0 / block_bytes + 1, for lookup()'s division
     block_index first_block = 0;
     std::uint32_t block_count = 0;
+    std::uint32_t id = 0;  // its index in slabs_
     // &blocks_[first_block], or null when the slab's block range spans two segments of blocks_
     // (grow() avoids that unless a slab has more blocks than a segment holds).
     block_entry* entries = nullptr;
@@ -273,8 +274,10 @@ class pool_core {
   void release_items(std::vector<std::uint32_t>& items, free_list_sink& sink);
   void* take_frame(void** chunk, std::size_t* chunk_bytes);
   void give_back_frame(void* frame, void* chunk, std::size_t chunk_bytes);
-  // Reserves `bytes` against the byte limit; false when it would be exceeded.
-  bool try_reserve(std::size_t bytes) noexcept;
+  // Reserves `bytes` against the byte limit: the reserved total including them, or 0 when the
+  // limit would be exceeded. raise_reserved_peak(that total) once the backend granted them.
+  std::size_t try_reserve(std::size_t bytes) noexcept;
+  void raise_reserved_peak(std::size_t reserved) noexcept;
   void unreserve(std::size_t bytes) noexcept;
   void* backend_chunk(std::size_t bytes);
   void cache_large_locked(std::uint32_t id);
@@ -289,7 +292,7 @@ class pool_core {
   const bool atomic_free_check_ = options_.atomic_free_check;
 
   block_table blocks_;
-  page_map pages_;
+  page_map pages_;  // page -> slab_desc* (as a word)
   segmented_table<slab_desc, 10, 1024> slabs_;
   thread_counters<2 * max_size_classes + 1> counters_;
   std::unique_ptr<class_state[]> class_state_;

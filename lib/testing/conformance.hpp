@@ -213,6 +213,22 @@ TYPED_TEST_P(conformance, HugeRequestIsACleanOutOfMemory) {
   EXPECT_EQ(pool->stats().in_use_bytes, 0u);
 }
 
+// A request the backend refuses (no byte limit in the way) leaves no trace in the reserved peak.
+TYPED_TEST_P(conformance, ARefusedRequestDoesNotRaiseThePeak) {
+  auto pool = this->make(this->options());
+  void* keep = pool->allocate(1000);
+  std::size_t huge = std::size_t{1} << 50;  // 1 PiB: no GPU has it
+  if constexpr (TypeParam::is_sim) {
+    this->sim().set_chunk_byte_limit(this->device_->chunk_bytes() + (std::size_t{64} << 20));
+    huge = std::size_t{1} << 30;
+  }
+  EXPECT_EQ(pool->try_allocate(huge), nullptr);
+  const pool_stats st = pool->stats();
+  EXPECT_LT(st.peak_reserved_bytes, std::size_t{64} << 20) << to_json(st);
+  EXPECT_EQ(st.peak_reserved_bytes, st.reserved_bytes);
+  pool->deallocate(keep);
+}
+
 TYPED_TEST_P(conformance, InvalidFreesAreRejectedAndLeaveThePoolUnchanged) {
   auto pool = this->make(this->options());
   auto other = this->make(this->options());
@@ -749,7 +765,7 @@ TYPED_TEST_P(conformance, SanitizerRegionsFollowLiveAllocations) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(conformance, DistinctNonOverlappingBlocks, Alignment, EveryClassBoundary,
-                            ZeroSizeRequestsReturnNull, HugeRequestIsACleanOutOfMemory,
+                            ZeroSizeRequestsReturnNull, HugeRequestIsACleanOutOfMemory, ARefusedRequestDoesNotRaiseThePeak,
                             InvalidFreesAreRejectedAndLeaveThePoolUnchanged, OutOfMemoryAndRecoveryWithInjectedFailures,
                             ByteLimitThenRecoveryAfterFrees, TrimGivesWhollyFreeSlabsBack,
                             LargeAllocationsAreCachedAndReused, StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere,
