@@ -8,7 +8,7 @@ page_map::~page_map() {
   for (std::size_t t = 0; t < top_entries; ++t) delete top_[t].load(std::memory_order_relaxed);
 }
 
-void page_map::set(const void* base, std::size_t bytes, std::uint32_t value) {
+void page_map::set(const void* base, std::size_t bytes, std::uintptr_t value) {
   const auto first = reinterpret_cast<std::uintptr_t>(base) >> page_shift;
   const auto last = (reinterpret_cast<std::uintptr_t>(base) + bytes - 1) >> page_shift;
   if (last >> (address_bits - page_shift)) {

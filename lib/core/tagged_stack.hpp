@@ -64,7 +64,7 @@ class tagged_stack {
   tagged_stack& operator=(const tagged_stack&) = delete;
 
   // Thread-safe and lock-free. no_block when empty.
-  [[nodiscard]] block_index pop(block_table& t, const backoff_policy& policy) noexcept {
+  [[nodiscard, gnu::always_inline]] block_index pop(block_table& t, const backoff_policy& policy) noexcept {
     // Acquire: pairs with the release of the push that published this head, so the pusher's
     // writes (the block's `next`, its table entry) are visible.
     std::uint64_t h = head_.load(std::memory_order_acquire);
@@ -83,10 +83,13 @@ class tagged_stack {
   }
 
   // Thread-safe and lock-free.
-  void push(block_table& t, block_index b, const backoff_policy& policy) noexcept { push_chain(t, b, b, policy); }
+  [[gnu::always_inline]] void push(block_table& t, block_index b, const backoff_policy& policy) noexcept {
+    push_chain(t, b, b, policy);
+  }
 
   // Thread-safe and lock-free. Pushes head..tail, already linked through `next`, with one CAS.
-  void push_chain(block_table& t, block_index head, block_index tail, const backoff_policy& policy) noexcept {
+  [[gnu::always_inline]] void push_chain(block_table& t, block_index head, block_index tail,
+                                         const backoff_policy& policy) noexcept {
     std::uint64_t h = head_.load(std::memory_order_relaxed);
     backoff wait(policy);
     for (;;) {

@@ -49,7 +49,7 @@ class stream_free_lists {
 
   // Thread-safe and lock-free (after a stream's first use): the stream's partition, then the
   // shared stack.
-  [[nodiscard]] block_index pop(core::size_class c, stream_ref s) noexcept {
+  [[nodiscard, gnu::always_inline]] block_index pop(core::size_class c, stream_ref s) noexcept {
     if (partition* p = find(s)) {
       if (const block_index b = p->stacks[c].stack.pop(blocks_, backoff_); b != no_block) return b;
     }
@@ -65,7 +65,7 @@ class stream_free_lists {
     }
   }
   // Thread-safe. An immediate free (no pending device work anywhere).
-  void push(core::size_class c, block_index b) noexcept {
+  [[gnu::always_inline]] void push(core::size_class c, block_index b) noexcept {
     if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] forget_recorded(b);
     shared_[c].stack.push(blocks_, b, backoff_);
   }
@@ -113,7 +113,7 @@ class stream_free_lists {
   }
 
   // The partition of s, made on first use; nullptr only if host memory ran out.
-  partition* find(stream_ref s) noexcept {
+  [[gnu::always_inline]] partition* find(stream_ref s) noexcept {
     const last_used& l = last_[shortcut_slot(s)];
     if (l.pool == id_ && l.native == s.native() && l.generation == generation_.load(std::memory_order_acquire))
         [[likely]] {

@@ -22,7 +22,7 @@ struct tls_thread_registry {
   std::vector<entry> entries;
 
   ~tls_thread_registry() {
-    tls_free_lists::last_ = {0, nullptr};
+    tls_free_lists::last_ = {0, nullptr, nullptr};
     for (entry& e : entries) forget(e);
   }
   static void forget(entry& e) noexcept {
@@ -86,7 +86,7 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
   tls_thread_registry& r = tls_registry;
   for (auto& e : r.entries) {
     if (e.id == id_) {
-      last_ = {id_, e.cache};
+      last_ = {id_, e.cache, e.cache->bins.get()};
       return e.cache;
     }
   }
@@ -105,8 +105,8 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
       std::lock_guard lock(shared_->mutex);
       shared_->caches.push_back(tc.get());
     }
-    last_ = {id_, tc.release()};
-    return last_.cache;
+    last_ = {id_, tc.get(), tc->bins.get()};
+    return tc.release();
   } catch (const std::bad_alloc&) {
     return nullptr;  // the transfer layer serves this thread directly
   }

@@ -45,7 +45,7 @@ class tls_free_lists {
     thread_cache* tc = my_cache();
     if (tc == nullptr) [[unlikely]] return pop_transfer(c);
     if (!begin_op(*tc)) [[unlikely]] return pop_guarded(*tc, c);
-    bin& b = tc->bins[c];
+    bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
     if (n == 0) [[unlikely]] {
@@ -62,7 +62,7 @@ class tls_free_lists {
     thread_cache* tc = my_cache();
     if (tc == nullptr) [[unlikely]] return push_transfer(c, {blk, blk, 1});
     if (!begin_op(*tc)) [[unlikely]] return push_guarded(*tc, c, blk);
-    bin& b = tc->bins[c];
+    bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
     if (n == b.capacity) [[unlikely]] {
@@ -139,7 +139,8 @@ class tls_free_lists {
   friend struct tls_thread_registry;
 
   // The calling thread's cache of this pool: a one-entry thread_local shortcut (trivial, so its
-  // access needs no initialisation guard), else the thread's registry.
+  // access needs no initialisation guard), else the thread's registry. When it returns a cache,
+  // last_ holds it and its bins.
   thread_cache* my_cache() noexcept {
     if (last_.pool == id_) [[likely]] return last_.cache;
     return register_thread();
@@ -147,8 +148,9 @@ class tls_free_lists {
   struct last_used {
     std::uint64_t pool;
     thread_cache* cache;
+    bin* bins;  // cache->bins.get()
   };
-  static inline thread_local last_used last_{0, nullptr};
+  static inline thread_local last_used last_{0, nullptr, nullptr};
   [[gnu::noinline]] thread_cache* register_thread() noexcept;
   [[gnu::noinline]] block_index pop_slow(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] block_index pop_guarded(thread_cache& tc, core::size_class c) noexcept;
