@@ -161,5 +161,39 @@ TEST(PoolCore, ReleaseThresholdGivesIdleSlabsBack) {
   pool.deallocate(q);
 }
 
+// lookup() reaches a slab's block entries directly when the slab's index range lies in one segment
+// of the block table (growth skips to the next segment rather than straddle one), and through the
+// table when a slab has more blocks than a segment: both resolve every block and reject a second
+// free.
+TEST(PoolCore, LookupAcrossBlockTableSegments) {
+  struct shape {
+    std::size_t block_bytes, slab_bytes, allocations;
+  };
+  // 85 blocks per slab (65536 is no multiple of 85); then 131072 blocks per slab (> a segment).
+  for (const shape sh : {shape{768, 64 << 10, 85 * 800}, shape{256, 32 << 20, 140000}}) {
+    auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+    pool_options o;
+    o.fixed_block_bytes = sh.block_bytes;
+    o.max_class_bytes = sh.block_bytes;
+    o.slab_bytes = sh.slab_bytes;
+    o.on_invalid_free = [](const void*, invalid_free_reason, void* n) { ++*static_cast<int*>(n); };
+    int invalid = 0;
+    o.invalid_free_context = &invalid;
+    test_pool pool(device, o);
+    std::vector<void*> ps;
+    for (std::size_t i = 0; i < sh.allocations; ++i) ps.push_back(pool.allocate(sh.block_bytes));
+    for (void* p : ps) {
+      const pointer_info info = pool.describe(p);
+      ASSERT_EQ(info.base, p);
+    }
+    for (void* p : ps) pool.deallocate(p);
+    EXPECT_EQ(invalid, 0);
+    pool.deallocate(ps[ps.size() / 2]);
+    pool.deallocate(ps.back());
+    EXPECT_EQ(invalid, 2);
+    EXPECT_EQ(pool.stats().in_use_bytes, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace cudapool::core
