@@ -111,7 +111,7 @@ class basic_pool final : private core::free_list_sink {
       lists_.push(r.cls, r.index);
       return;
     }
-    deallocate_rejected(p, r, nullptr);
+    deallocate_rejected(p, r.what, r.cls, r.index, r.interior, nullptr);
   }
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
@@ -132,7 +132,7 @@ class basic_pool final : private core::free_list_sink {
         return;
       }
     }
-    deallocate_rejected(p, r, &s);
+    deallocate_rejected(p, r.what, r.cls, r.index, r.interior, &s);
   }
   // cuda::mr shapes: the size and alignment are not needed to find the block.
   void deallocate(void* p, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
@@ -217,8 +217,14 @@ class basic_pool final : private core::free_list_sink {
     }
   }
 
-  // Out of line and by value, so the hot deallocate keeps the lookup result in registers.
-  [[gnu::noinline]] void deallocate_rejected(void* p, core::lookup_result r, const stream_ref* s) noexcept {
+  // Out of line, the lookup result in registers, so the hot deallocate never builds it in memory.
+  [[gnu::noinline]] void deallocate_rejected(void* p, core::lookup_result::kind what, size_class cls, block_index index,
+                                             bool interior, const stream_ref* s) noexcept {
+    core::lookup_result r;
+    r.what = what;
+    r.cls = cls;
+    r.index = index;
+    r.interior = interior;
     core_.deallocate_other(p, r, s);
   }
 
