@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace cudapool::core {
 
@@ -45,6 +46,7 @@ class page_map {
   };
   static constexpr std::size_t top_entries = std::size_t{1} << (address_bits - page_shift - 16);
   std::unique_ptr<std::atomic<leaf*>[]> top_ = std::make_unique<std::atomic<leaf*>[]>(top_entries);
+  std::vector<std::unique_ptr<leaf>> leaves_;  // every leaf in top_ (writer only): frees them
 };
 
 }  // namespace cudapool::core
