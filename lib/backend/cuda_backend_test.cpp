@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backend/backend_checks.hpp"
 #include "cudapool/backend.hpp"
 #include "cudapool/errors.hpp"
 
@@ -257,12 +258,8 @@ TEST(CudaBackend, GuardCleanThenDamagedIsReportedOnceWithTagAndOffset) {
   b->synchronize(s);
   const std::vector<guard_failure> failures = b->take_guard_failures();
   ASSERT_EQ(failures.size(), 2u);
-  EXPECT_EQ(failures[0].tag, 77u);
-  EXPECT_EQ(failures[0].byte_offset, 3u);
-  EXPECT_EQ(failures[0].found, 0x44);
-  EXPECT_EQ(failures[1].tag, 78u);
-  EXPECT_EQ(failures[1].byte_offset, 60u);
-  EXPECT_EQ(failures[1].found, 0xEE);
+  checks::expect_failure(failures[0], 77u, 3u, 0x44);
+  checks::expect_failure(failures[1], 78u, 60u, 0xEE);
   EXPECT_TRUE(b->take_guard_failures().empty()) << "reported twice";
   b->free_chunk(p, 1 << 16);
   b->destroy_stream(s);
@@ -287,9 +284,7 @@ TEST(CudaBackend, GuardFailuresArriveWithoutSynchronizing) {
     std::this_thread::sleep_for(1ms);
   }
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_EQ(failures[0].tag, 9u);
-  EXPECT_EQ(failures[0].byte_offset, 10u);
-  EXPECT_EQ(failures[0].found, 0x00);
+  checks::expect_failure(failures[0], 9u, 10u, 0x00);
   b->synchronize(s);
   b->free_chunk(p, 4096);
   b->destroy_stream(s);
@@ -321,12 +316,7 @@ TEST(CudaBackend, AFullGuardRingDropsAndSaysSo) {
 TEST(CudaBackend, GuardRangesMayNotBeNull) {
   CUDAPOOL_REQUIRE_GPU();
   auto b = make_cuda_backend(0);
-  EXPECT_THROW(b->fill_guard({}, nullptr, 8, 0xCD), std::invalid_argument);
-  EXPECT_THROW(b->check_guard({}, nullptr, 8, 0xCD, 1), std::invalid_argument);
-  b->fill_guard({}, nullptr, 0, 0xCD);
-  b->check_guard({}, nullptr, 0, 0xCD, 1);
-  b->synchronize({});
-  EXPECT_TRUE(b->take_guard_failures().empty());
+  checks::expect_null_guard_ranges_rejected(*b);
 }
 
 // ---- debug: NVTX heaps ----
