@@ -358,6 +358,13 @@ class basic_pool final : private core::free_list_sink {
         const core::pool_core::grow_result g = core_.grow(c, seen);
         if (g.raced) continue;
         if (g.chain.empty()) break;
+        if constexpr (stream_partitioned<FreeLists>) {
+          // Through the shared lists, so that the stream's partition takes its batch of the new
+          // slab (one for this caller, the rest for later allocations on s).
+          lists_.push_chain(c, g.chain);
+          maybe_release();
+          continue;
+        }
         const block_index b = g.chain.head;
         if (g.chain.count > 1) {
           lists_.push_chain(c, {core_.blocks()[b].next.load(std::memory_order_relaxed), g.chain.tail, g.chain.count - 1});

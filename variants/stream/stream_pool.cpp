@@ -16,7 +16,35 @@ stream_free_lists::stream_free_lists(core::pool_core& core)
       backoff_(core.options().backoff),
       class_count_(core.classes().count()),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
-      shared_(std::make_unique<padded_stack[]>(class_count_)) {}
+      shared_(std::make_unique<padded_stack[]>(class_count_)) {
+  batch_.reserve(class_count_);
+  for (core::size_class c = 0; c < class_count_; ++c) {
+    batch_.push_back(static_cast<std::uint32_t>(std::clamp<std::size_t>((64 << 10) / core.classes().bytes(c), 1, 16)));
+  }
+}
+
+block_index stream_free_lists::refill(partition& p, core::size_class c) noexcept {
+  const block_index first = shared_[c].stack.pop(blocks_, backoff_);
+  if (first == no_block) return no_block;
+  // The rest, linked in the order popped (ascending indices off a fresh slab's chain).
+  block_index head = no_block;
+  block_index tail = no_block;
+  for (std::uint32_t k = 1; k < batch_[c]; ++k) {
+    const block_index b = shared_[c].stack.pop(blocks_, backoff_);
+    if (b == no_block) break;
+    if (head == no_block) {
+      head = b;
+    } else {
+      blocks_[tail].next.store(b, std::memory_order_relaxed);
+    }
+    tail = b;
+  }
+  if (head != no_block) {
+    blocks_[tail].next.store(no_block, std::memory_order_relaxed);
+    p.stacks[c].stack.push_chain(blocks_, head, tail, backoff_);
+  }
+  return first;
+}
 
 stream_free_lists::~stream_free_lists() = default;
 

@@ -50,8 +50,9 @@ class stream_free_lists {
   // Thread-safe and lock-free (after a stream's first use): the stream's partition, then the
   // shared stack.
   [[nodiscard, gnu::always_inline]] block_index pop(core::size_class c, stream_ref s) noexcept {
-    if (partition* p = find(s)) {
-      if (const block_index b = p->stacks[c].stack.pop(blocks_, backoff_); b != no_block) return b;
+    if (partition* p = find(s)) [[likely]] {
+      if (const block_index b = p->stacks[c].stack.pop(blocks_, backoff_); b != no_block) [[likely]] return b;
+      return refill(*p, c);
     }
     return shared_[c].stack.pop(blocks_, backoff_);
   }
@@ -122,6 +123,11 @@ class stream_free_lists {
     return find_slow(s);
   }
   [[gnu::noinline]] partition* find_slow(stream_ref s) noexcept;
+  // An empty partition takes a batch of up to batch_[c] blocks from the shared stack: one for the
+  // caller, the rest into the partition. So a stream's blocks (and their host entries, four to a
+  // cache line) are not interleaved one by one with other streams': without batches, threads on
+  // different streams wrote to the same entry lines on every allocation and free.
+  [[gnu::noinline]] block_index refill(partition& p, core::size_class c) noexcept;
   [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
   core::block_chain take_from(core::tagged_stack<>& stack) noexcept { return stack.take_all(blocks_); }
@@ -131,6 +137,7 @@ class stream_free_lists {
   core::block_table& blocks_;
   const backoff_options backoff_;
   const std::size_t class_count_;
+  std::vector<std::uint32_t> batch_;  // per class: clamp(64 KiB / block bytes, 1, 16)
   const std::uint64_t id_;
   std::unique_ptr<padded_stack[]> shared_;
 
