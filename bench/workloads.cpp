@@ -72,36 +72,56 @@ std::vector<std::size_t> log_uniform_sizes(std::size_t count, std::size_t lo, st
   return sizes;
 }
 
-// A bounded single-producer single-consumer ring of pointers.
+// A bounded single-producer single-consumer ring of pointers that hands over in batches, as
+// xmalloc's threads pass blocks in batches: the producer publishes its tail every `batch` pushes
+// (and when the ring is full, and at flush()), the consumer its head every `batch` pops. Publishing
+// every element would move the ring's index lines between the two cores on every block and make
+// the ring, not the allocator, the bottleneck.
 class spsc_ring {
  public:
   static constexpr std::size_t capacity = 1024;
+  static constexpr std::size_t batch = 32;
   bool push(void* p) noexcept {
-    const std::size_t t = tail_.load(std::memory_order_relaxed);
-    if (t - head_cache_ == capacity) {
+    if (tail_local_ - head_cache_ == capacity) {
+      publish_tail();  // a consumer waiting on a full ring must see everything
       head_cache_ = head_.load(std::memory_order_acquire);  // pairs with pop's release store
-      if (t - head_cache_ == capacity) return false;
+      if (tail_local_ - head_cache_ == capacity) return false;
     }
-    slots_[t % capacity] = p;
-    tail_.store(t + 1, std::memory_order_release);  // publishes the slot to pop's acquire load
+    slots_[tail_local_ % capacity] = p;
+    if (++tail_local_ - tail_published_ >= batch) publish_tail();
     return true;
   }
+  // Producer: makes every pushed pointer visible (at the end of a run).
+  void flush() noexcept { publish_tail(); }
   void* pop() noexcept {
-    const std::size_t h = head_.load(std::memory_order_relaxed);
-    if (h == tail_cache_) {
-      tail_cache_ = tail_.load(std::memory_order_acquire);  // pairs with push's release store
-      if (h == tail_cache_) return nullptr;
+    if (head_local_ == tail_cache_) {
+      publish_head();
+      tail_cache_ = tail_.load(std::memory_order_acquire);  // pairs with publish_tail's release store
+      if (head_local_ == tail_cache_) return nullptr;
     }
-    void* p = slots_[h % capacity];
-    head_.store(h + 1, std::memory_order_release);  // hands the slot back to push
+    void* p = slots_[head_local_ % capacity];
+    if (++head_local_ - head_published_ >= batch) publish_head();
     return p;
   }
 
  private:
+  void publish_tail() noexcept {
+    tail_published_ = tail_local_;
+    tail_.store(tail_local_, std::memory_order_release);  // publishes the slots to pop's acquire load
+  }
+  void publish_head() noexcept {
+    head_published_ = head_local_;
+    head_.store(head_local_, std::memory_order_release);  // hands the slots back to push
+  }
+
   alignas(64) std::atomic<std::size_t> head_{0};
-  std::size_t tail_cache_ = 0;  // consumer's view of tail_
+  alignas(64) std::size_t head_local_ = 0;  // consumer only
+  std::size_t head_published_ = 0;
+  std::size_t tail_cache_ = 0;              // consumer's view of tail_
   alignas(64) std::atomic<std::size_t> tail_{0};
-  std::size_t head_cache_ = 0;  // producer's view of head_
+  alignas(64) std::size_t tail_local_ = 0;  // producer only
+  std::size_t tail_published_ = 0;
+  std::size_t head_cache_ = 0;              // producer's view of head_
   alignas(64) std::array<void*, capacity> slots_{};
 };
 
@@ -369,6 +389,7 @@ void prodcons(benchmark::State& state, run_context& ctx, const allocator_config&
   const stream_ref producer_stream = run.home_of(pair_index * 2);
   if (ring == nullptr && run.ok()) run.fail("prodcons needs an even number of threads", false);
   std::atomic<bool>& abort = ctx.abort;
+  benchmark::IterationCount done = 0;
   for (auto _ : state) {
     if (producer) {
       void* p = a->allocate(4 * kib, producer_stream);
@@ -390,6 +411,9 @@ void prodcons(benchmark::State& state, run_context& ctx, const allocator_config&
         run.abandon();
         break;
       }
+      // The last pointers of a partial batch, inside the loop: Google Benchmark's threads wait
+      // for each other at its end, so the consumer must have them before.
+      if (++done == state.max_iterations) ring->flush();
     } else {
       void* p = nullptr;
       spin_wait wait;

@@ -10,7 +10,8 @@
 //                            256 B .. 1 MiB (a per-thread table of 4096 sizes); threads 1, 4,
 //                            16, 64
 //   prodcons/<a>             threads in pairs: a producer allocates 4 KiB blocks and hands them
-//                            through an SPSC ring (1024 slots) to its consumer, which frees them
+//                            through an SPSC ring (1024 slots, handed over in batches of 32) to
+//                            its consumer, which frees them
 //                            (cross-thread frees); threads 2..64; an item is one block
 //   larson/<a>               each thread is a lineage of short-lived threads: every benchmark
 //                            iteration starts a thread that inherits the lineage's window of 128
