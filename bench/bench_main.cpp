@@ -62,7 +62,14 @@ std::vector<allocator_config> allocators(bool with_peers) {
   const auto built = [&](std::string_view v) { return std::find(variants.begin(), variants.end(), v) != variants.end(); };
   cudapool::pool_options unchecked;
   unchecked.atomic_free_check = false;
-  if (built("tls")) all.push_back({"tls-nocheck", allocator_config::kind::pool, "tls", unchecked, false});
+  if (built("tls")) {
+    all.push_back({"tls-nocheck", allocator_config::kind::pool, "tls", unchecked, false});
+    // The other transfer layer (issue 5: a lock-free queue of batches against the mutex layer),
+    // on every workload.
+    cudapool::pool_options queue;
+    queue.tls_transfer = cudapool::pool_options::transfer_layer::concurrent_queue;
+    all.push_back({"tls-queue", allocator_config::kind::pool, "tls", queue, true});
+  }
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});
     for (const auto& [lo, hi] :

@@ -47,6 +47,13 @@ struct on_cuda {
 // An allocation call through a plain function pointer, so that noinline call sites show in stacks.
 using any_allocate_fn = void* (*)(void* pool, std::size_t bytes);
 
+// A configuration with options of its own (e.g. another implementation of a variant's internals):
+// Base's pool and backend, and every test's options passed through Adjust::apply.
+template <class Base, class Adjust>
+struct with_options : Base {
+  static void adjust(pool_options& o) { Adjust::apply(o); }
+};
+
 // Counts reports from the pool's invalid-free hook.
 struct invalid_free_log {
   std::mutex mutex;
@@ -78,6 +85,7 @@ class conformance : public ::testing::Test {
     pool_options o;
     o.on_invalid_free = invalid_free_log::hook;
     o.invalid_free_context = &log_;
+    if constexpr (requires { Config::adjust(o); }) Config::adjust(o);  // a configuration's own options
     return o;
   }
   std::unique_ptr<pool_type> make(const pool_options& o) { return std::make_unique<pool_type>(device_, o); }

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cstdio>
 #include <new>
+#include <optional>
+
+#include <concurrentqueue/concurrentqueue.h>
 
 namespace cudapool {
 
@@ -45,6 +48,15 @@ namespace {
 thread_local tls_thread_registry tls_registry;
 }  // namespace
 
+// Batches of one class. With the mutex layer, `batches` under `mutex`; with the queue layer, a
+// moodycamel::ConcurrentQueue (lock-free, per-producer sub-queues). `blocks` counts in both.
+struct alignas(64) tls_free_lists::transfer {
+  mutable std::mutex mutex;
+  std::vector<core::block_chain> batches;  // GUARDED_BY(mutex); each at most one batch long
+  std::optional<moodycamel::ConcurrentQueue<core::block_chain>> queue;
+  std::atomic<std::size_t> blocks{0};
+};
+
 tls_free_lists::tls_free_lists(core::pool_core& core)
     : blocks_(core.blocks()),
       class_count_(core.classes().count()),
@@ -52,6 +64,9 @@ tls_free_lists::tls_free_lists(core::pool_core& core)
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
       transfer_(std::make_unique<transfer[]>(class_count_)),
       shared_(std::make_shared<shared_state>()) {
+  if (core.options().tls_transfer == pool_options::transfer_layer::concurrent_queue) {
+    for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].queue.emplace();
+  }
   for (core::size_class c = 0; c < class_count_; ++c) {
     const std::size_t bytes = core.classes().bytes(c);
     block_bytes_.push_back(bytes);
@@ -175,15 +190,8 @@ block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) 
       return pop_transfer(c);
     }
   }
-  core::block_chain chain;
-  {
-    transfer& t = transfer_[c];
-    std::lock_guard lock(t.mutex);
-    if (t.batches.empty()) return no_block;
-    chain = t.batches.back();
-    t.batches.pop_back();
-    t.blocks -= chain.count;
-  }
+  const core::block_chain chain = take_batch(c);
+  if (chain.empty()) return no_block;
   const block_index first = chain.head;
   std::uint32_t n = 0;
   for (block_index x = blocks_[first].next.load(std::memory_order_relaxed); x != no_block && n < b.capacity;
@@ -251,15 +259,37 @@ void tls_free_lists::flush_locked(thread_cache& tc) noexcept {
 
 // ---- the transfer layer -------------------------------------------------------------------------
 
+core::block_chain tls_free_lists::take_batch(core::size_class c) noexcept {
+  transfer& t = transfer_[c];
+  core::block_chain chain;
+  if (t.queue) {
+    if (!t.queue->try_dequeue(chain)) return {};
+  } else {
+    std::lock_guard lock(t.mutex);
+    if (t.batches.empty()) return {};
+    chain = t.batches.back();
+    t.batches.pop_back();
+  }
+  t.blocks.fetch_sub(chain.count, std::memory_order_relaxed);
+  return chain;
+}
+
 block_index tls_free_lists::pop_transfer(core::size_class c) noexcept {
   transfer& t = transfer_[c];
+  if (t.queue) {  // one block of a batch; the rest goes back
+    core::block_chain chain = take_batch(c);
+    if (chain.empty()) return no_block;
+    const block_index b = chain.head;
+    if (chain.count > 1) push_transfer(c, {blocks_[b].next.load(std::memory_order_relaxed), chain.tail, chain.count - 1});
+    return b;
+  }
   std::lock_guard lock(t.mutex);
   if (t.batches.empty()) return no_block;
   core::block_chain& top = t.batches.back();
   const block_index b = top.head;
   top.head = blocks_[b].next.load(std::memory_order_relaxed);
   if (--top.count == 0) t.batches.pop_back();
-  --t.blocks;
+  t.blocks.fetch_sub(1, std::memory_order_relaxed);
   return b;
 }
 
@@ -267,30 +297,43 @@ void tls_free_lists::push_transfer(core::size_class c, core::block_chain chain) 
   if (chain.empty()) return;
   const std::uint32_t batch = batch_[c];
   transfer& t = transfer_[c];
-  std::lock_guard lock(t.mutex);
-  try {
-    t.batches.reserve(t.batches.size() + (chain.count + batch - 1) / batch);
-  } catch (const std::bad_alloc&) {
-    // Host memory exhausted: the blocks stay linked in the chain and are not reachable again.
-    std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", chain.count);
-    return;
-  }
   // Cut into whole batches, so that a refill moves one batch with one pop. The walk counts: the
   // chain's tail link is not necessarily terminated.
-  block_index x = chain.head;
-  for (std::size_t left = chain.count; left > 0;) {
-    core::block_chain piece{x, x, 1};
-    --left;
-    while (piece.count < batch && left > 0) {
-      piece.tail = blocks_[piece.tail].next.load(std::memory_order_relaxed);
-      ++piece.count;
+  auto cut = [&](auto&& emit) {
+    block_index x = chain.head;
+    for (std::size_t left = chain.count; left > 0;) {
+      core::block_chain piece{x, x, 1};
       --left;
+      while (piece.count < batch && left > 0) {
+        piece.tail = blocks_[piece.tail].next.load(std::memory_order_relaxed);
+        ++piece.count;
+        --left;
+      }
+      x = blocks_[piece.tail].next.load(std::memory_order_relaxed);
+      blocks_[piece.tail].next.store(no_block, std::memory_order_relaxed);
+      emit(piece);
     }
-    x = blocks_[piece.tail].next.load(std::memory_order_relaxed);
-    blocks_[piece.tail].next.store(no_block, std::memory_order_relaxed);
-    t.batches.push_back(piece);
-    t.blocks += piece.count;
+  };
+  std::size_t lost = 0;
+  if (t.queue) {
+    cut([&](const core::block_chain& piece) {
+      if (t.queue->enqueue(piece)) {
+        t.blocks.fetch_add(piece.count, std::memory_order_relaxed);
+      } else {
+        lost += piece.count;  // host memory exhausted: these blocks are not reachable again
+      }
+    });
+  } else {
+    std::lock_guard lock(t.mutex);
+    try {
+      t.batches.reserve(t.batches.size() + (chain.count + batch - 1) / batch);
+      cut([&](const core::block_chain& piece) { t.batches.push_back(piece); });
+      t.blocks.fetch_add(chain.count, std::memory_order_relaxed);
+    } catch (const std::bad_alloc&) {
+      lost = chain.count;  // the blocks stay linked in the chain and are not reachable again
+    }
   }
+  if (lost > 0) std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", lost);
 }
 
 // ---- drains -------------------------------------------------------------------------------------
@@ -355,17 +398,12 @@ core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
       }
     }
   }
-  transfer& t = transfer_[c];
-  std::lock_guard lock(t.mutex);
-  for (const core::block_chain& ch : t.batches) core::append(blocks_, all, ch);
-  t.batches.clear();
-  t.blocks = 0;
+  for (core::block_chain batch = take_batch(c); !batch.empty(); batch = take_batch(c)) core::append(blocks_, all, batch);
   return all;
 }
 
 std::size_t tls_free_lists::free_blocks(core::size_class c) const noexcept {
-  std::lock_guard lock(transfer_[c].mutex);
-  return transfer_[c].blocks;
+  return transfer_[c].blocks.load(std::memory_order_relaxed);
 }
 
 std::size_t tls_free_lists::cached_blocks(core::size_class c) const noexcept {

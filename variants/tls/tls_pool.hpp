@@ -131,11 +131,9 @@ class tls_free_lists {
     tls_free_lists* lists = nullptr;      // GUARDED_BY(mutex); null once the pool is destroyed
     std::vector<thread_cache*> caches;    // GUARDED_BY(mutex); owned by their threads
   };
-  struct alignas(64) transfer {
-    mutable std::mutex mutex;
-    std::vector<core::block_chain> batches;  // GUARDED_BY(mutex); each at most one batch long
-    std::size_t blocks = 0;                  // GUARDED_BY(mutex)
-  };
+  // The per-class transfer layer (defined in tls_pool.cpp): whole batches between caches and the
+  // core, behind a mutex or in a lock-free queue (pool_options::tls_transfer).
+  struct transfer;
   friend struct tls_thread_registry;
 
   // The calling thread's cache of this pool: a one-entry thread_local shortcut (trivial, so its
@@ -160,6 +158,8 @@ class tls_free_lists {
   void overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept;
   block_index pop_transfer(core::size_class c) noexcept;
   void push_transfer(core::size_class c, core::block_chain chain) noexcept;
+  // One whole batch off the transfer layer (empty when there is none).
+  core::block_chain take_batch(core::size_class c) noexcept;
   // Moves up to n blocks from the top of a bin into a chain. Caller holds the cache lock.
   core::block_chain take_from_bin(bin& b, std::uint32_t n) noexcept;
   void flush_locked(thread_cache& tc) noexcept;
