@@ -64,11 +64,11 @@ std::vector<allocator_config> allocators(bool with_peers) {
   unchecked.atomic_free_check = false;
   if (built("tls")) {
     all.push_back({"tls-nocheck", allocator_config::kind::pool, "tls", unchecked, false});
-    // The other transfer layer (issue 5: a lock-free queue of batches against the mutex layer),
-    // on every workload.
-    cudapool::pool_options queue;
-    queue.tls_transfer = cudapool::pool_options::transfer_layer::concurrent_queue;
-    all.push_back({"tls-queue", allocator_config::kind::pool, "tls", queue, true});
+    // The other transfer layer (issue 5: the mutex layer against the default lock-free queue of
+    // batches), on every workload.
+    cudapool::pool_options mutex_layer;
+    mutex_layer.tls_transfer = cudapool::pool_options::transfer_layer::mutex_batches;
+    all.push_back({"tls-mutex", allocator_config::kind::pool, "tls", mutex_layer, true});
   }
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});

@@ -1,8 +1,9 @@
 // tls_pool.hpp - per-thread caches per size class over a global transfer layer of batches.
 //
-// Hot path: a thread takes its own cache's lock (uncontended: only a drainer ever competes for it)
-// and pushes or pops a block index in a small array. Every batch_size-th operation goes to the
-// transfer layer, a per-class list of whole batches under a mutex (tcmalloc's transfer cache).
+// Hot path: a thread pushes or pops a block index in its own cache's small array with plain loads
+// and stores (an asymmetric fence keeps drainers out, see begin_op). Every batch_size-th operation
+// goes to the transfer layer of whole batches per class: a lock-free moodycamel ConcurrentQueue
+// (the default), or a vector under a mutex (tcmalloc's transfer cache), pool_options::tls_transfer.
 //
 // Rebalancing, so that no memory is stranded in caches:
 //   - a thread's caches are flushed when the thread exits (thread_local RAII that never outlives

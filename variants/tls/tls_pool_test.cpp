@@ -10,12 +10,12 @@
 
 namespace cudapool::testing {
 
-// The transfer layer as a lock-free queue of batches (pool_options::tls_transfer), too.
-struct queue_transfer {
-  static void apply(pool_options& o) { o.tls_transfer = pool_options::transfer_layer::concurrent_queue; }
+// The transfer layer as a mutex over a vector of batches (pool_options::tls_transfer), too.
+struct mutex_transfer {
+  static void apply(pool_options& o) { o.tls_transfer = pool_options::transfer_layer::mutex_batches; }
 };
-using tls_configs = ::testing::Types<on_sim<tls_pool>, on_cuda<tls_pool>, with_options<on_sim<tls_pool>, queue_transfer>,
-                                     with_options<on_cuda<tls_pool>, queue_transfer>>;
+using tls_configs = ::testing::Types<on_sim<tls_pool>, on_cuda<tls_pool>, with_options<on_sim<tls_pool>, mutex_transfer>,
+                                     with_options<on_cuda<tls_pool>, mutex_transfer>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(tls, conformance, tls_configs);
 
 namespace {
