@@ -59,7 +59,8 @@ std::string to_json(const oom_report& r) {
   for (std::size_t k = 0; k < r.streams.size(); ++k) {
     const auto& s = r.streams[k];
     o << (k ? "," : "") << "{\"stream_id\":" << s.stream_id << ",\"free_bytes\":" << s.free_bytes
-      << ",\"pending_bytes\":" << s.pending_bytes << ",\"pending_epochs\":" << s.pending_epochs << "}";
+      << ",\"pending_bytes\":" << s.pending_bytes << ",\"pending_epochs\":" << s.pending_epochs
+      << ",\"in_use_bytes\":" << s.in_use_bytes << "}";
   }
   o << "],\"thread_caches\":[";
   for (std::size_t k = 0; k < r.thread_caches.size(); ++k) {

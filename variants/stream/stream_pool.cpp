@@ -64,6 +64,7 @@ stream_free_lists::partition* stream_free_lists::find_slow(stream_ref s) noexcep
         auto fresh = std::make_unique<partition>();
         fresh->stream = s;
         fresh->id = sid;
+        fresh->number = static_cast<std::uint32_t>(owned_.size() + 1);
         fresh->stacks = std::make_unique<padded_stack[]>(class_count_);
         owned_.reserve(owned_.size() + 1);
         partitions_.emplace(sid, fresh.get());
@@ -97,6 +98,7 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s) {
       p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
       throw;
     }
+    note_owner(chain.head, mine != nullptr ? mine->number : 0);
     if (chain.count > 1) {
       const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
       if (mine != nullptr) {
@@ -184,30 +186,68 @@ std::size_t stream_free_lists::cached_blocks(core::size_class c) const noexcept 
   return n;
 }
 
+void stream_free_lists::cover_owners() noexcept {
+  const std::size_t need = blocks_.size();
+  if (owner_.size() >= need) return;
+  std::lock_guard lock(owner_mutex_);
+  try {
+    owner_.grow_to(need);
+  } catch (const std::exception&) {
+    // Out of host memory: blocks past the table are attributed to no stream in reports.
+  }
+}
+
+std::vector<std::size_t> stream_free_lists::in_use_by_partition() const {
+  std::vector<std::size_t> bytes(owned_.size() + 1, 0);
+  const std::size_t n = std::min(owner_.size(), blocks_.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const core::block_entry& e = blocks_[i];
+    if (core::block_entry::state_of(e.meta.load(std::memory_order_relaxed)) != core::block_state::live) continue;
+    const std::uint32_t number = owner_[i].load(std::memory_order_relaxed);
+    bytes[number < bytes.size() ? number : 0] += core_.classes().bytes(e.size_class());
+  }
+  return bytes;
+}
+
 std::string stream_free_lists::describe() const {
   std::ostringstream out;
   bool any = false;
+  std::vector<std::size_t> in_use;
+  {
+    std::lock_guard lock(partitions_mutex_);
+    in_use = in_use_by_partition();
+  }
   for (const auto& [sid, p] : partitions_) {
     std::size_t bytes = 0;
     for (core::size_class c = 0; c < class_count_; ++c) bytes += count(p->stacks[c].stack, c) * core_.classes().bytes(c);
-    if (bytes == 0) continue;
-    out << (any ? ", " : "; free in stream partitions (stream id: bytes): ") << sid << ": " << bytes;
+    const std::size_t used = p->number < in_use.size() ? in_use[p->number] : 0;
+    if (bytes == 0 && used == 0) continue;
+    out << (any ? ", " : "; per stream partition (stream id: free, in use in size classes): ") << sid << ": "
+        << bytes << " B free, " << used << " B in use";
     any = true;
   }
+  if (!in_use.empty() && in_use[0] != 0) out << "; in use, allocated on no stream partition: " << in_use[0] << " B";
   return out.str();
 }
 
 void stream_free_lists::holdings(oom_report& report) const {
+  std::vector<std::size_t> in_use;
+  {
+    std::lock_guard lock(partitions_mutex_);
+    in_use = in_use_by_partition();
+  }
   for (const auto& [sid, p] : partitions_) {
     std::size_t bytes = 0;
     for (core::size_class c = 0; c < class_count_; ++c) bytes += count(p->stacks[c].stack, c) * core_.classes().bytes(c);
-    if (bytes == 0) continue;
+    const std::size_t used = p->number < in_use.size() ? in_use[p->number] : 0;
+    if (bytes == 0 && used == 0) continue;
     auto it = std::find_if(report.streams.begin(), report.streams.end(),
                            [id = sid](const oom_report::stream_holding& h) { return h.stream_id == id; });
     if (it == report.streams.end()) {
-      report.streams.push_back({sid, bytes, 0, 0});
+      report.streams.push_back({sid, bytes, 0, 0, used});
     } else {
       it->free_bytes += bytes;
+      it->in_use_bytes += used;
     }
   }
 }

@@ -51,10 +51,14 @@ class stream_free_lists {
   // shared stack.
   [[nodiscard, gnu::always_inline]] block_index pop(core::size_class c, stream_ref s) noexcept {
     if (partition* p = find(s)) [[likely]] {
-      if (const block_index b = p->stacks[c].stack.pop(blocks_, backoff_); b != no_block) [[likely]] return b;
-      return refill(*p, c);
+      block_index b = p->stacks[c].stack.pop(blocks_, backoff_);
+      if (b == no_block) [[unlikely]] b = refill(*p, c);
+      note_owner(b, p->number);
+      return b;
     }
-    return shared_[c].stack.pop(blocks_, backoff_);
+    const block_index b = shared_[c].stack.pop(blocks_, backoff_);
+    note_owner(b, 0);
+    return b;
   }
   // Thread-safe. A stream-ordered free: into s's partition (after s waits for recorded streams).
   void push(core::size_class c, block_index b, stream_ref s) noexcept {
@@ -71,6 +75,7 @@ class stream_free_lists {
     shared_[c].stack.push(blocks_, b, backoff_);
   }
   void push_chain(core::size_class c, core::block_chain chain) noexcept {
+    cover_owners();  // every block enters through here first (growth): the owner table covers it
     shared_[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
   }
   // Thread-safe. The shared blocks of class c and, after a host synchronize of each stream that
@@ -97,6 +102,7 @@ class stream_free_lists {
   struct partition {
     stream_ref stream;
     std::uint64_t id = 0;
+    std::uint32_t number = 0;  // 1, 2, ... in order of creation: what owner_ records
     std::unique_ptr<padded_stack[]> stacks;
   };
   struct last_used {  // zero-initialised: pool ids start at 1
@@ -128,6 +134,14 @@ class stream_free_lists {
   // cache line) are not interleaved one by one with other streams': without batches, threads on
   // different streams wrote to the same entry lines on every allocation and free.
   [[gnu::noinline]] block_index refill(partition& p, core::size_class c) noexcept;
+  // Which partition's stream a live block was allocated on (0: none), for the per-stream in-use
+  // bytes that out_of_memory reports: one relaxed store per allocation, read only on that path.
+  [[gnu::always_inline]] void note_owner(block_index b, std::uint32_t number) noexcept {
+    if (b < owner_.size()) [[likely]] owner_[b].store(number, std::memory_order_relaxed);
+  }
+  void cover_owners() noexcept;
+  // Bytes of live blocks by partition number (index 0: allocated on no partition).
+  [[nodiscard]] std::vector<std::size_t> in_use_by_partition() const;
   [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
   core::block_chain take_from(core::tagged_stack<>& stack) noexcept { return stack.take_all(blocks_); }
@@ -147,8 +161,11 @@ class stream_free_lists {
   // line per class, freed with the pool.)
   std::atomic<std::uint64_t> generation_{1};
   tbb::concurrent_unordered_map<std::uint64_t, partition*> partitions_;  // by stream id
-  std::mutex partitions_mutex_;  // serialises creation, retirement and trims (lookups take no lock)
+  mutable std::mutex partitions_mutex_;  // serialises creation, retirement and trims (lookups take no lock)
   std::vector<std::unique_ptr<partition>> owned_;  // GUARDED_BY(partitions_mutex_); freed with the pool
+
+  core::segmented_table<std::atomic<std::uint32_t>> owner_;  // block index -> partition number
+  std::mutex owner_mutex_;                                    // serialises owner_.grow_to
 
   std::atomic<std::size_t> recorded_count_{0};     // entries in recorded_
   std::mutex recorded_mutex_;

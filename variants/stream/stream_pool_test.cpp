@@ -188,5 +188,41 @@ TEST_F(StreamPool, OutOfMemorySaysWhereTheMemoryIs) {
   pool.retire_stream(b);
 }
 
+// out_of_memory says, per stream, what is free in its partition and what is in use there.
+TEST_F(StreamPool, OutOfMemoryListsInUseBytesPerStream) {
+  pool_options o;
+  o.byte_limit = 4 << 20;
+  stream_pool pool(device, o);
+  std::vector<void*> on_a;
+  std::vector<void*> on_b;
+  for (int i = 0; i < 3; ++i) on_a.push_back(pool.allocate(64 << 10, a));
+  on_b.push_back(pool.allocate(64 << 10, b));
+  void* no_stream = pool.allocate(64 << 10);  // on the default stream
+  try {
+    for (;;) on_b.push_back(pool.allocate(1 << 20, b));  // a second class until the limit
+  } catch (const out_of_memory& e) {
+    const oom_report* r = e.report();
+    ASSERT_NE(r, nullptr);
+    auto holding = [&](stream_ref s) {
+      const std::uint64_t id = device->stream_id(s);
+      for (const auto& h : r->streams) {
+        if (h.stream_id == id) return h;
+      }
+      return oom_report::stream_holding{};
+    };
+    EXPECT_EQ(holding(a).in_use_bytes, 3u * (64 << 10)) << to_json(*r);
+    EXPECT_EQ(holding(b).in_use_bytes, (64u << 10) + (on_b.size() - 1) * (1u << 20)) << to_json(*r);
+    const std::string what = e.what();
+    EXPECT_NE(what.find(std::to_string(device->stream_id(a)) + ": "), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(3 * (64 << 10)) + " B in use"), std::string::npos) << what;
+    EXPECT_EQ(holding(stream_ref{}).in_use_bytes, 64u << 10) << to_json(*r);  // the default stream's partition
+  }
+  for (void* p : on_a) pool.deallocate(p, a);
+  for (void* p : on_b) pool.deallocate(p, b);
+  pool.deallocate(no_stream);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
 }  // namespace
 }  // namespace cudapool::testing

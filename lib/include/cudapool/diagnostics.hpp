@@ -100,6 +100,7 @@ struct oom_report {
     std::size_t free_bytes = 0;        // in the stream's partition (stream variant)
     std::size_t pending_bytes = 0;     // freed on the stream, behind its events
     std::size_t pending_epochs = 0;
+    std::size_t in_use_bytes = 0;      // live size-class blocks allocated on the stream (stream variant)
   };
   std::vector<stream_holding> streams;
 
