@@ -142,17 +142,20 @@ class basic_pool final : private core::free_list_sink {
   void flush_stream(stream_ref s) { core_.flush_stream(s); }
 
   // Thread-safe. Stream-partitioned variants: p (live) is also used on s; its free waits for s too.
-  // Throws std::invalid_argument for a pointer that is not a live block of a size class (large
-  // allocations are not covered).
+  // Throws std::invalid_argument for a pointer that is not the start of a live allocation.
   void record_stream(void* p, stream_ref s)
     requires requires(FreeLists& l, block_index b, stream_ref x) { l.record_stream(b, x); }
   {
     const core::lookup_result r = core_.lookup(p);
-    if (r.what != core::lookup_result::kind::block || r.interior) {
-      throw std::invalid_argument("cudapool: record_stream needs the start of a live block of at most " +
-                                  std::to_string(core_.classes().max_bytes()) + " bytes");
+    if (r.what == core::lookup_result::kind::block && !r.interior) {
+      lists_.record_stream(r.index, s);
+      return;
     }
-    lists_.record_stream(r.index, s);
+    const pointer_info info = r.what == core::lookup_result::kind::other ? core_.describe(p) : pointer_info{};
+    if (info.what != pointer_info::kind::large || info.status != pointer_info::state::live) {
+      throw std::invalid_argument("cudapool: record_stream needs the start of a live allocation of this pool");
+    }
+    lists_.record_large_stream(p, s);
   }
   // Thread-safe. Stream-partitioned variants: call before destroying s. Its blocks leave behind one
   // final event; a later stream with the same handle starts afresh.
@@ -225,6 +228,15 @@ class basic_pool final : private core::free_list_sink {
     r.cls = cls;
     r.index = index;
     r.interior = interior;
+    free_other(p, r, s);
+  }
+
+  // Frees that are not a block start: large allocations (whose recorded streams, with the stream
+  // variant, the free waits for first) and invalid pointers (reported by the core).
+  void free_other(void* p, const core::lookup_result& r, const stream_ref* s) noexcept {
+    if constexpr (requires(FreeLists& l) { l.before_large_free(p, s); }) {
+      if (r.what == core::lookup_result::kind::other) lists_.before_large_free(p, s);
+    }
     core_.deallocate_other(p, r, s);
   }
 
@@ -326,7 +338,7 @@ class basic_pool final : private core::free_list_sink {
     }
     if (r.what == core::lookup_result::kind::other && d.on_free(p, check_stream, s != nullptr)) {
       // A live large allocation of this pool (its record existed).
-      core_.deallocate_other(p, r, guarded || s != nullptr ? &check_stream : nullptr);
+      free_other(p, r, guarded || s != nullptr ? &check_stream : nullptr);
       return;
     }
     core_.deallocate_other(p, r, s);

@@ -158,6 +158,10 @@ void stream_free_lists::wait_for_recorded(block_index b, stream_ref s) noexcept 
     recorded_.erase(it);
     recorded_count_.fetch_sub(1, std::memory_order_relaxed);
   }
+  wait_for(streams, s);
+}
+
+void stream_free_lists::wait_for(const std::vector<stream_ref>& streams, stream_ref s) noexcept {
   for (stream_ref other : streams) {
     if (other == s) continue;
     try {
@@ -171,6 +175,26 @@ void stream_free_lists::wait_for_recorded(block_index b, stream_ref s) noexcept 
       }
     }
   }
+}
+
+void stream_free_lists::record_large_stream(const void* p, stream_ref s) {
+  std::lock_guard lock(recorded_mutex_);
+  auto [it, fresh] = recorded_large_.try_emplace(p);
+  it->second.push_back(s);
+  if (fresh) recorded_count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void stream_free_lists::settle_recorded_large(const void* p, const stream_ref* s) noexcept {
+  std::vector<stream_ref> streams;
+  {
+    std::lock_guard lock(recorded_mutex_);
+    auto it = recorded_large_.find(p);
+    if (it == recorded_large_.end()) return;
+    streams = std::move(it->second);
+    recorded_large_.erase(it);
+    recorded_count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (s != nullptr) wait_for(streams, *s);  // an immediate free promises no pending work anywhere
 }
 
 void stream_free_lists::forget_recorded(block_index b) noexcept {

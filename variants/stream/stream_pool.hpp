@@ -89,6 +89,12 @@ class stream_free_lists {
   // on that stream. Returns one; the rest join s's partition.
   [[nodiscard]] block_index steal(core::size_class c, stream_ref s);
   void record_stream(block_index b, stream_ref s);
+  // The same for a large allocation (keyed by its address), and what its free does first: wait, on
+  // the device, for the recorded streams (stream-ordered free on *s), or forget them (immediate).
+  void record_large_stream(const void* p, stream_ref s);
+  void before_large_free(const void* p, const stream_ref* s) noexcept {
+    if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] settle_recorded_large(p, s);
+  }
   void retire_stream(stream_ref s);
   [[nodiscard]] std::string describe() const;
   // For out_of_memory's report: the free bytes of each stream's partition, merged into the
@@ -144,6 +150,8 @@ class stream_free_lists {
   [[nodiscard]] std::vector<std::size_t> in_use_by_partition() const;
   [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
+  [[gnu::noinline]] void settle_recorded_large(const void* p, const stream_ref* s) noexcept;
+  void wait_for(const std::vector<stream_ref>& streams, stream_ref s) noexcept;
   core::block_chain take_from(core::tagged_stack<>& stack) noexcept { return stack.take_all(blocks_); }
   std::size_t count(const core::tagged_stack<>& stack, core::size_class c) const noexcept;
 
@@ -170,6 +178,7 @@ class stream_free_lists {
   std::atomic<std::size_t> recorded_count_{0};     // entries in recorded_
   std::mutex recorded_mutex_;
   std::unordered_map<block_index, std::vector<stream_ref>> recorded_;  // GUARDED_BY(recorded_mutex_)
+  std::unordered_map<const void*, std::vector<stream_ref>> recorded_large_;  // GUARDED_BY(recorded_mutex_)
 };
 
 using stream_pool = basic_pool<stream_free_lists>;

@@ -122,6 +122,27 @@ TEST_F(StreamPool, RecordStreamMakesTheFreeWaitForTheOtherStream) {
   pool.retire_stream(b);
 }
 
+// record_stream covers large allocations too: the stream-ordered free waits for the other stream.
+TEST_F(StreamPool, RecordStreamOfALargeAllocation) {
+  stream_pool pool(device);
+  constexpr std::size_t big = std::size_t{3} << 20;
+  void* p = pool.allocate(big, a);
+  pool.record_stream(p, b);
+  EXPECT_THROW(pool.record_stream(static_cast<char*>(p) + 4096, b), std::invalid_argument);
+  device->pause(b);
+  device->fill(b, p, big, 0xB);  // b still uses p
+  pool.deallocate(p, a);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a alone would be done by now
+  void* other = pool.allocate(big, a);
+  EXPECT_NE(other, p) << "reused while the recorded stream still uses it";
+  device->resume(b);
+  device->synchronize_device();
+  pool.deallocate(other, a);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+  EXPECT_EQ(pool.stats().in_use_bytes, 0u);
+}
+
 TEST_F(StreamPool, RetiredStreamLeavesNothingStrandedAndAReusedHandleStartsAfresh) {
   stream_pool pool(device);
   std::vector<void*> ps;
