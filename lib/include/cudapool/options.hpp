@@ -52,8 +52,10 @@ struct pool_options {
   // The tls variant's transfer layer, which moves whole batches between thread caches: a lock-free
   // moodycamel::ConcurrentQueue of batches per class, or a mutex per class over a vector of
   // batches (tcmalloc's transfer cache). Measured side by side on the H200 host (bench labels
-  // tls-queue and tls-mutex, docs/results.md): producer -> consumer at 16 threads 22.3 against
-  // 5.8 M pairs/s; larson 63 against 67 M ops/s; pair equal within noise. The queue is the default.
+  // tls and tls-mutex, docs/results.md): producer -> consumer at 16 threads 22-25 against 5.7-5.9
+  // M pairs/s; larson within 3-7%; pair at 64 threads 3-6% faster, at 16 threads 16-18% slower.
+  // The queue is the default: it serves blocks that move between threads, which is what the
+  // layer is for.
   enum class transfer_layer { concurrent_queue, mutex_batches };
   transfer_layer tls_transfer = transfer_layer::concurrent_queue;
 
