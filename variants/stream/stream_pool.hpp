@@ -148,6 +148,10 @@ class stream_free_lists {
   void cover_owners() noexcept;
   // Bytes of live blocks by partition number (index 0: allocated on no partition).
   [[nodiscard]] std::vector<std::size_t> in_use_by_partition() const;
+  // Calls f(stream id, free bytes in its partition, bytes in use allocated on it) for each
+  // partition that holds something; returns the bytes in use allocated on no partition.
+  template <class F>
+  std::size_t for_each_holding(F&& f) const;
   [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
   [[gnu::noinline]] void settle_recorded_large(const void* p, const stream_ref* s) noexcept;
