@@ -103,6 +103,16 @@ class bench_allocator {
  private:
   bench_allocator() = default;
   std::unique_ptr<cudapool::any_pool> pool_;
+
+ public:
+  // The pool as its concrete type, when it is one (pair_direct: no virtual call in the loop).
+  template <class Pool>
+  [[nodiscard]] Pool* concrete() const noexcept {
+    auto* model = dynamic_cast<cudapool::pool_model<Pool>*>(pool_.get());
+    return model != nullptr ? &model->get() : nullptr;
+  }
+
+ private:
   std::unique_ptr<peer> peer_;
 };
 

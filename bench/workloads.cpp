@@ -1,6 +1,11 @@
 // workloads.cpp - see workloads.hpp for what each workload measures.
 #include "workloads.hpp"
 
+#include "lockfree/lockfree_pool.hpp"
+#include "mutex/mutex_pool.hpp"
+#include "stream/stream_pool.hpp"
+#include "tls/tls_pool.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace bench {
@@ -311,6 +317,27 @@ void alloc_free_pairs(benchmark::State& state, run_context& ctx, const allocator
       run.fail();
       break;
     }
+  }
+  state.SetItemsProcessed(state.iterations());
+  run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
+}
+
+// pair with the pool's concrete type: what a program that names its variant pays, without the
+// any_pool virtual calls and the handle's error wrapper that every other workload goes through.
+template <class Pool>
+void pair_direct(benchmark::State& state, run_context& ctx, const allocator_config& config, std::size_t bytes) {
+  run_scope run(state, ctx, config, {});
+  Pool* pool = run.ok() ? run.allocator()->concrete<Pool>() : nullptr;
+  if (pool == nullptr && run.ok()) run.fail("pair_direct: not a " + std::string(Pool::variant()) + " pool", false);
+  for (auto _ : state) {
+    if (pool == nullptr) [[unlikely]] break;
+    void* p = pool->try_allocate(bytes);
+    if (p == nullptr) [[unlikely]] {
+      run.fail();
+      break;
+    }
+    benchmark::DoNotOptimize(p);
+    pool->deallocate(p);
   }
   state.SetItemsProcessed(state.iterations());
   run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
@@ -622,6 +649,18 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
       if (!a.all_workloads && bytes != 4 * kib) continue;
       add("pair/" + a.label + "/" + std::to_string(bytes), all,
           [a, bytes](benchmark::State& s, run_context& c) { pair(s, c, a, bytes); });
+    }
+    if (a.what == allocator_config::kind::pool && a.all_workloads && a.name == a.label && !a.plain) {
+      const std::vector<int> direct = thread_counts({1, 16}, a.max_threads);
+      auto add_direct = [&](auto tag) {
+        using pool_type = typename decltype(tag)::type;
+        add("pair_direct/" + a.label + "/4096", direct,
+            [a](benchmark::State& s, run_context& c) { pair_direct<pool_type>(s, c, a, 4 * kib); });
+      };
+      if (a.name == "mutex") add_direct(std::type_identity<cudapool::mutex_pool>{});
+      if (a.name == "lockfree") add_direct(std::type_identity<cudapool::lockfree_pool>{});
+      if (a.name == "tls") add_direct(std::type_identity<cudapool::tls_pool>{});
+      if (a.name == "stream") add_direct(std::type_identity<cudapool::stream_pool>{});
     }
     if (!a.all_workloads) continue;
     // batch, mix and larson at 1, 4, 16 and 64 threads only: the GPU suite (every allocator, peers
