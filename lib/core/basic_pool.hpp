@@ -20,7 +20,9 @@
 //                                                          //   the stream's own order protects it
 //   block_index steal(size_class, stream_ref);             // pressure: from another stream, behind
 //                                                          //   a device-side wait, no host sync
-//   std::string describe() const;                          // per-stream holdings for out_of_memory
+//
+// Optional, any FreeLists: void holdings(oom_report&) const adds what the lists hold per stream or
+// per thread to out_of_memory's report (and so to its message).
 //
 // Stream contract. deallocate(p) means the caller guarantees that no device work that uses p is
 // pending: the block is reusable at once. deallocate(p, s) means p is reusable once the work
@@ -48,11 +50,10 @@
 namespace cudapool {
 
 template <class L>
-concept stream_partitioned = requires(L& l, const L& cl, core::size_class c, block_index b, stream_ref s) {
+concept stream_partitioned = requires(L& l, core::size_class c, block_index b, stream_ref s) {
   { l.pop(c, s) } -> std::same_as<block_index>;
   l.push(c, b, s);
   { l.steal(c, s) } -> std::same_as<block_index>;
-  { cl.describe() } -> std::convertible_to<std::string>;
 };
 
 // DebugHooks = false compiles the debug paths out (and rejects debug options): the "plain" build
@@ -255,19 +256,18 @@ class basic_pool final : private core::free_list_sink {
   }
 
   [[gnu::noinline, noreturn]] void throw_out_of_memory(std::size_t bytes, std::size_t alignment) {
-    const pool_stats st = stats();
-    std::string message = core_.describe_exhaustion(bytes, alignment, st);
-    if constexpr (stream_partitioned<FreeLists>) message += lists_.describe();
     std::shared_ptr<oom_report> report;
     try {
-      report = std::make_shared<oom_report>(core_.exhaustion_report(bytes, alignment, st));
+      report = std::make_shared<oom_report>(core_.exhaustion_report(bytes, alignment, stats()));
       if constexpr (requires(const FreeLists& l, oom_report& r) { l.holdings(r); }) lists_.holdings(*report);
-    } catch (const std::exception& e) {
-      message += std::string("; (no structured report: ") + e.what() + ")";
-      report.reset();
+    } catch (const std::exception& e) {  // out of host memory too: say what was asked
+      throw out_of_memory("cudapool: out of memory: requested " + std::to_string(bytes) + " B (no report: " +
+                          e.what() + ")");
     }
+    std::string message = core_.describe_exhaustion(*report);
     throw out_of_memory(std::move(message), std::move(report));
   }
+
 
   // ---- debug paths (core_.debugging(): some debug option is on) ------------------------------
 

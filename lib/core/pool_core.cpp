@@ -690,25 +690,25 @@ pool_stats pool_core::stats() const {
   return st;
 }
 
-std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignment, const pool_stats& st) const {
+std::string pool_core::describe_exhaustion(const oom_report& r) const {
+  const pool_stats& st = r.stats;
   std::ostringstream out;
-  const size_class c = classes_.lookup(bytes, alignment);
-  out << "cudapool: out of memory: requested " << human(bytes) << " (" << bytes << " B";
-  if (alignment > min_alignment) out << ", aligned to " << alignment;
-  if (c == large_class) {
+  out << "cudapool: out of memory: requested " << human(r.requested_bytes) << " (" << r.requested_bytes << " B";
+  if (r.alignment > min_alignment) out << ", aligned to " << r.alignment;
+  if (r.size_class < 0) {
     out << ", large path";
   } else {
-    out << ", class " << c << " of " << human(classes_.bytes(c));
+    out << ", class " << r.size_class << " of " << human(r.class_bytes);
   }
   out << ") from the " << variant_ << " pool on the " << backend_->name() << " backend; reserved "
       << human(st.reserved_bytes);
-  if (options_.byte_limit != 0) out << " of a " << human(options_.byte_limit) << " limit";
-  if (!options_.allow_growth) out << " (growth disabled)";
+  if (r.byte_limit != 0) out << " of a " << human(r.byte_limit) << " limit";
+  if (!r.growth_allowed) out << " (growth disabled)";
   out << ", in use " << human(st.in_use_bytes) << ", free " << human(st.free_bytes) << ", cached "
       << human(st.cached_bytes) << ", pending " << human(st.pending_bytes) << " in " << st.pending_epochs
       << " epochs";
   bool first = true;
-  for (size_class k = 0; k < st.classes.size(); ++k) {
+  for (std::size_t k = 0; k < st.classes.size(); ++k) {
     const class_stats& cs = st.classes[k];
     if (cs.capacity_blocks == 0 && cs.pending_blocks == 0) continue;
     out << (first ? "; per class (size: in use/free/cached/pending/capacity blocks): " : ", ") << human(cs.block_bytes)
@@ -716,29 +716,24 @@ std::string pool_core::describe_exhaustion(std::size_t bytes, std::size_t alignm
         << cs.capacity_blocks;
     first = false;
   }
-  bool any = false;
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
-    const epoch_shard& shard = epoch_shards_[i];
-    std::lock_guard lock(shard.mutex);
-    for (const auto& [key, se] : shard.streams) {
-      std::size_t bytes = 0;
-      auto count = [&](const std::vector<std::uint32_t>& items) {
-        for (std::uint32_t item : items) {
-          bytes += (item & large_tag) ? 0 : classes_.bytes(blocks_[item].size_class());
-        }
-      };
-      count(se.open);
-      for (const epoch& ep : se.closed) count(ep.items);
-      if (bytes == 0) continue;
-      out << (any ? ", " : "; pending per stream (handle: bytes): ") << key << ": " << human(bytes);
-      any = true;
-    }
+  first = true;
+  for (const oom_report::stream_holding& h : r.streams) {
+    out << (first ? "; per stream (id: free in its partition, pending behind events, in use): " : ", ") << h.stream_id
+        << ": " << h.free_bytes << " B free, " << h.pending_bytes << " B pending, " << h.in_use_bytes << " B in use";
+    first = false;
+  }
+  if (!r.thread_caches.empty()) {
+    std::size_t bytes = 0;
+    for (const oom_report::thread_cache_holding& t : r.thread_caches) bytes += t.bytes;
+    out << "; " << r.thread_caches.size() << " thread caches hold " << human(bytes);
   }
   if (st.large_live + st.large_cached_chunks + st.large_pending > 0) {
     out << "; large: " << st.large_live << " live (" << human(st.large_in_use_bytes) << "), "
         << st.large_pending << " pending, " << st.large_cached_chunks << " cached (" << human(st.large_cached_bytes)
         << ")";
   }
+  out << "; a trim would release " << human(r.releasable_by_trim) << ", a synchronize "
+      << human(r.releasable_by_synchronize);
   return out.str();
 }
 

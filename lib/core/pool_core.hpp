@@ -193,12 +193,12 @@ class pool_core {
   [[nodiscard]] bool large_pending() const noexcept { return large_pending_.load(std::memory_order_relaxed) != 0; }
 
   void count_oom() noexcept { ooms_.fetch_add(1, std::memory_order_relaxed); }
-  // What out_of_memory says: what was asked, what is held and where.
-  // `st` is the pool's stats() (with the variant's free and cached counts).
-  [[nodiscard]] std::string describe_exhaustion(std::size_t bytes, std::size_t alignment, const pool_stats& st) const;
-  // The same as data: fills everything but the variant's own holdings (free per stream partition,
-  // per-thread caches), which the variant adds.
+  // What out_of_memory carries: what was asked, what is held and where. `st` is the pool's stats()
+  // (with the variant's free and cached counts). Fills everything but the variant's own holdings
+  // (free and in use per stream partition, per-thread caches), which the variant adds.
   [[nodiscard]] oom_report exhaustion_report(std::size_t bytes, std::size_t alignment, const pool_stats& st) const;
+  // out_of_memory's message: the report as text.
+  [[nodiscard]] std::string describe_exhaustion(const oom_report& r) const;
 
   [[nodiscard]] std::size_t capacity_blocks(size_class c) const noexcept {
     return class_state_[c].capacity.load(std::memory_order_relaxed);

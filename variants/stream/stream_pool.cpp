@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 namespace cudapool {
 
@@ -233,8 +232,7 @@ std::vector<std::size_t> stream_free_lists::in_use_by_partition() const {
   return bytes;
 }
 
-template <class F>
-std::size_t stream_free_lists::for_each_holding(F&& f) const {
+void stream_free_lists::holdings(oom_report& report) const {
   std::vector<std::size_t> in_use;
   {
     std::lock_guard lock(partitions_mutex_);
@@ -244,34 +242,16 @@ std::size_t stream_free_lists::for_each_holding(F&& f) const {
     std::size_t bytes = 0;
     for (core::size_class c = 0; c < class_count_; ++c) bytes += count(p->stacks[c].stack, c) * core_.classes().bytes(c);
     const std::size_t used = p->number < in_use.size() ? in_use[p->number] : 0;
-    if (bytes != 0 || used != 0) f(sid, bytes, used);
-  }
-  return in_use.empty() ? 0 : in_use[0];
-}
-
-std::string stream_free_lists::describe() const {
-  std::ostringstream out;
-  bool any = false;
-  const std::size_t elsewhere = for_each_holding([&](std::uint64_t sid, std::size_t bytes, std::size_t used) {
-    out << (any ? ", " : "; per stream partition (stream id: free, in use in size classes): ") << sid << ": "
-        << bytes << " B free, " << used << " B in use";
-    any = true;
-  });
-  if (elsewhere != 0) out << "; in use, allocated on no stream partition: " << elsewhere << " B";
-  return out.str();
-}
-
-void stream_free_lists::holdings(oom_report& report) const {
-  (void)for_each_holding([&](std::uint64_t sid, std::size_t bytes, std::size_t used) {
+    if (bytes == 0 && used == 0) continue;
     auto it = std::find_if(report.streams.begin(), report.streams.end(),
-                           [sid](const oom_report::stream_holding& h) { return h.stream_id == sid; });
+                           [id = sid](const oom_report::stream_holding& h) { return h.stream_id == id; });
     if (it == report.streams.end()) {
       report.streams.push_back({sid, bytes, 0, 0, used});
     } else {
       it->free_bytes += bytes;
       it->in_use_bytes += used;
     }
-  });
+  }
 }
 
 }  // namespace cudapool

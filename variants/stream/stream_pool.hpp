@@ -96,9 +96,9 @@ class stream_free_lists {
     if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] settle_recorded_large(p, s);
   }
   void retire_stream(stream_ref s);
-  [[nodiscard]] std::string describe() const;
-  // For out_of_memory's report: the free bytes of each stream's partition, merged into the
-  // report's per-stream entries (which the core filled with pending bytes).
+  // For out_of_memory's report: the free bytes of each stream's partition and the bytes in use
+  // allocated on it, merged into the report's per-stream entries (the core filled in the pending
+  // bytes).
   void holdings(oom_report& report) const;
 
  private:
@@ -148,10 +148,7 @@ class stream_free_lists {
   void cover_owners() noexcept;
   // Bytes of live blocks by partition number (index 0: allocated on no partition).
   [[nodiscard]] std::vector<std::size_t> in_use_by_partition() const;
-  // Calls f(stream id, free bytes in its partition, bytes in use allocated on it) for each
-  // partition that holds something; returns the bytes in use allocated on no partition.
-  template <class F>
-  std::size_t for_each_holding(F&& f) const;
+
   [[gnu::noinline]] void wait_for_recorded(block_index b, stream_ref s) noexcept;
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
   [[gnu::noinline]] void settle_recorded_large(const void* p, const stream_ref* s) noexcept;
