@@ -106,13 +106,7 @@ class basic_pool final : private core::free_list_sink {
   void deallocate(void* p) noexcept {
     if (p == nullptr) return;
     if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, nullptr);
-    const core::lookup_result r = core_.lookup(p);
-    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r, core::block_state::free))
-        [[likely]] {
-      lists_.push(r.cls, r.index);
-      return;
-    }
-    deallocate_rejected(p, r.what, r.cls, r.index, r.interior, nullptr);
+    release_now(p);
   }
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
@@ -241,6 +235,18 @@ class basic_pool final : private core::free_list_sink {
     core_.deallocate_other(p, r, s);
   }
 
+  // The immediate free without debug bookkeeping (also for an allocation the debug layer never
+  // recorded).
+  [[gnu::always_inline]] void release_now(void* p) noexcept {
+    const core::lookup_result r = core_.lookup(p);
+    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r, core::block_state::free))
+        [[likely]] {
+      lists_.push(r.cls, r.index);
+      return;
+    }
+    deallocate_rejected(p, r.what, r.cls, r.index, r.interior, nullptr);
+  }
+
   static constexpr bool power_of_two(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
 
   void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
@@ -290,20 +296,10 @@ class basic_pool final : private core::free_list_sink {
     try {
       core_.debug_allocated(p, bytes, b, s);
     } catch (...) {
-      free_now(p);
+      release_now(p);
       throw;
     }
     return p;
-  }
-
-  // Without debug bookkeeping: only for an allocation the debug layer never recorded.
-  void free_now(void* p) noexcept {
-    const core::lookup_result r = core_.lookup(p);
-    if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r.index, core::block_state::free)) {
-      lists_.push(r.cls, r.index);
-    } else {
-      core_.deallocate_other(p, r, nullptr);
-    }
   }
 
   // Frees with the debug layer. Validation first (the block's state CAS, or the large map), then
@@ -316,24 +312,18 @@ class basic_pool final : private core::free_list_sink {
     const stream_ref check_stream = s != nullptr ? *s : stream_ref{};
     const core::lookup_result r = core_.lookup(p);
     if (r.what == core::lookup_result::kind::block && !r.interior) {
-      const bool partition_push = s != nullptr && !guarded && stream_partitioned<FreeLists>;
-      const bool deferred = guarded || (s != nullptr && !partition_push);
-      if (!core_.retire(r.index, deferred ? core::block_state::pending : core::block_state::free)) {
+      // As the plain paths, except that a guarded block always waits for its check's event.
+      const bool deferred = guarded || (s != nullptr && !stream_partitioned<FreeLists>);
+      if (!core_.retire(r, deferred ? core::block_state::pending : core::block_state::free)) {
         core_.deallocate_other(p, r, s);
         return;
       }
       (void)d.on_free(p, check_stream, s != nullptr);
-      if (deferred) {
-        core_.defer(r.index, check_stream);
-      } else if constexpr (stream_partitioned<FreeLists>) {
-        if (partition_push) {
-          lists_.push(r.cls, r.index, *s);
-        } else {
-          lists_.push(r.cls, r.index);
-        }
-      } else {
-        lists_.push(r.cls, r.index);
+      if (deferred) return core_.defer(r.index, check_stream);
+      if constexpr (stream_partitioned<FreeLists>) {
+        if (s != nullptr) return lists_.push(r.cls, r.index, *s);
       }
+      lists_.push(r.cls, r.index);
       return;
     }
     if (r.what == core::lookup_result::kind::other && d.on_free(p, check_stream, s != nullptr)) {

@@ -109,11 +109,8 @@ class pool_core {
   // live -> `to` (free or pending) by CAS; false when the block is not live (a double free). The
   // acq_rel pairs with the CAS of a racing free of the same block: exactly one of them wins. With
   // options().atomic_free_check off it is a load and a store: sequential double frees are still
-  // caught, two racing frees of one block may both pass.
-  [[nodiscard, gnu::always_inline]] bool retire(block_index b, block_state to) noexcept {
-    return retire(blocks_[b], to);
-  }
-  // The same for a block found by lookup() (r.what == block).
+  // caught, two racing frees of one block may both pass. For a block found by lookup()
+  // (r.what == block).
   [[nodiscard, gnu::always_inline]] bool retire(const lookup_result& r, block_state to) noexcept {
     return retire(*r.entry, to);
   }
