@@ -123,6 +123,20 @@ def series_name(workload, param):
     return workload + ("_" + param.replace("/", "_") if param else "")
 
 
+def save_threads_plot(fig, ax, ylabel, title, path):
+    """Log-log axes over host threads, labels, legend; writes the figure and returns its path."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("host threads")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path
+
+
 def plot_threads(out, context, workload, param, by_alloc, wanted):
     """by_alloc: alloc -> {threads: items/s}. Returns the written paths."""
     written = []
@@ -137,18 +151,9 @@ def plot_threads(out, context, workload, param, by_alloc, wanted):
     for a in allocs:
         ts = sorted(by_alloc[a])
         ax.plot(ts, [by_alloc[a][t] / 1e6 for t in ts], label=a, **style(a))
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("host threads")
-    ax.set_ylabel(f"aggregate {what} (M/s, median)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    path = os.path.join(out, series_name(workload, param) + "_throughput.png")
-    fig.savefig(path, dpi=120)
+    written.append(save_threads_plot(fig, ax, f"aggregate {what} (M/s, median)", title,
+                                     os.path.join(out, series_name(workload, param) + "_throughput.png")))
     plt.close(fig)
-    written.append(path)
 
     base = by_alloc.get(BASELINE)
     if base:
@@ -162,17 +167,9 @@ def plot_threads(out, context, workload, param, by_alloc, wanted):
             plotted = True
         if plotted:
             ax.axhline(1.0, color="grey", linewidth=0.8)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("host threads")
-            ax.set_ylabel(f"speedup over {BASELINE} (x, same threads)")
-            ax.set_title(f"speedup_vs_{BASELINE}: " + title, fontsize=10)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, ncol=2)
-            fig.tight_layout()
-            path = os.path.join(out, series_name(workload, param) + "_speedup.png")
-            fig.savefig(path, dpi=120)
-            written.append(path)
+            written.append(save_threads_plot(fig, ax, f"speedup over {BASELINE} (x, same threads)",
+                                             f"speedup_vs_{BASELINE}: " + title,
+                                             os.path.join(out, series_name(workload, param) + "_speedup.png")))
         plt.close(fig)
     return written
 
