@@ -207,7 +207,7 @@ class basic_pool final : private core::free_list_sink {
   [[nodiscard]] static constexpr std::string_view variant() noexcept { return FreeLists::name; }
 
  private:
-  block_index pop(size_class c, stream_ref s) noexcept {
+  [[gnu::always_inline]] block_index pop(size_class c, stream_ref s) noexcept {
     if constexpr (stream_partitioned<FreeLists>) {
       return lists_.pop(c, s);
     } else {

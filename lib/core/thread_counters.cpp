@@ -40,6 +40,7 @@ struct slot_holder {
   }
   ~slot_holder() {
     detail::thread_slot_plus_one = 0;  // a pool used later in this thread's exit takes a new one
+    detail::last_used_counters = {0, nullptr};  // the slot's blocks may get another owner
     if (slot == shared_thread_slot) return;
     slot_registry& r = registry();
     std::lock_guard lock(r.mutex);
@@ -50,6 +51,11 @@ struct slot_holder {
 }  // namespace
 
 namespace detail {
+
+std::uint64_t next_counters_id() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 unsigned take_thread_slot() noexcept {
   thread_local const slot_holder holder;  // gives the slot back when the thread exits

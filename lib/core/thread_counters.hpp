@@ -4,6 +4,8 @@
 // counter block per pool, written only by the slot's owner with a relaxed load and store, and
 // summed by readers with relaxed loads. A recycled slot's counts stay: the next owner keeps adding
 // to them, so sums stay exact. Threads beyond max_thread_slots share one block with fetch_add.
+// A one-entry thread-local shortcut (the counters last used by the thread, keyed by a
+// process-unique id, never by address) makes the usual add two thread-local loads and a compare.
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,14 @@ inline constexpr unsigned shared_thread_slot = max_thread_slots;
 namespace detail {
 // 1 + the calling thread's slot once it has one; 0 before. Trivial, so reading it needs no guard.
 inline thread_local unsigned thread_slot_plus_one = 0;
+// The counter block the calling thread used last, and the id of its thread_counters (0: none).
+// Cleared when the thread gives its slot back.
+struct last_counters {
+  std::uint64_t id;
+  void* block;
+};
+inline thread_local last_counters last_used_counters{0, nullptr};
+[[nodiscard]] std::uint64_t next_counters_id() noexcept;
 [[gnu::noinline]] unsigned take_thread_slot() noexcept;
 }  // namespace detail
 
@@ -42,29 +52,18 @@ class thread_counters {
   // Thread-safe, wait-free; no read-modify-write for a thread with its own slot. Adds a to counter
   // i and b to counter j (the hot path always moves two counters together).
   [[gnu::always_inline]] void add(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
-    const unsigned s = this_thread_slot();
-    block* blk = slots_[s].load(std::memory_order_acquire);  // pairs with the release in first_use()
-    if (blk == nullptr) [[unlikely]] blk = first_use(s);
-    if (blk != shared_) [[likely]] {
+    const detail::last_counters last = detail::last_used_counters;
+    if (last.id == id_) [[likely]] {
+      block* blk = static_cast<block*>(last.block);
       bump(blk->values[i], a);
       bump(blk->values[j], b);
-    } else {
-      blk->values[i].fetch_add(a, std::memory_order_relaxed);
-      blk->values[j].fetch_add(b, std::memory_order_relaxed);
+      return;
     }
+    add_slow(i, a, j, b);
   }
 
   // Thread-safe, wait-free: adds a to counter i.
-  void add(std::size_t i, std::int64_t a) noexcept {
-    const unsigned s = this_thread_slot();
-    block* blk = slots_[s].load(std::memory_order_acquire);
-    if (blk == nullptr) [[unlikely]] blk = first_use(s);
-    if (blk != shared_) [[likely]] {
-      bump(blk->values[i], a);
-    } else {
-      blk->values[i].fetch_add(a, std::memory_order_relaxed);
-    }
-  }
+  void add(std::size_t i, std::int64_t a) noexcept { add(i, a, i, 0); }
 
   // Thread-safe. Exact at quiescence.
   [[nodiscard]] std::int64_t sum(std::size_t i) const noexcept {
@@ -85,6 +84,21 @@ class thread_counters {
     std::atomic<std::int64_t> values[N] = {};
   };
 
+  // The calling thread's block, through its slot (and made the thread's shortcut).
+  [[gnu::noinline]] void add_slow(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
+    const unsigned s = this_thread_slot();
+    block* blk = slots_[s].load(std::memory_order_acquire);  // pairs with the release in first_use()
+    if (blk == nullptr) [[unlikely]] blk = first_use(s);
+    if (blk != shared_) [[likely]] {
+      detail::last_used_counters = {id_, blk};
+      bump(blk->values[i], a);
+      bump(blk->values[j], b);
+    } else {
+      blk->values[i].fetch_add(a, std::memory_order_relaxed);
+      blk->values[j].fetch_add(b, std::memory_order_relaxed);
+    }
+  }
+
   [[gnu::noinline]] block* first_use(unsigned s) noexcept {
     block* b = new (std::nothrow) block;
     if (b == nullptr) return shared_;
@@ -95,6 +109,7 @@ class thread_counters {
     return b;
   }
 
+  const std::uint64_t id_ = detail::next_counters_id();  // never reused: the shortcut's key
   std::atomic<unsigned> used_{0};  // 1 + the highest slot with a block: sums stop there
   std::unique_ptr<std::atomic<block*>[]> slots_ = std::make_unique<std::atomic<block*>[]>(max_thread_slots + 1);
   block* const shared_ = [this] {

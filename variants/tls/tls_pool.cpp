@@ -52,8 +52,8 @@ thread_local tls_thread_registry tls_registry;
 // moodycamel::ConcurrentQueue (lock-free, per-producer sub-queues). `blocks` counts in both.
 struct alignas(64) tls_free_lists::transfer {
   mutable std::mutex mutex;
-  std::vector<core::block_chain> batches;  // GUARDED_BY(mutex); each at most one batch long
-  std::optional<moodycamel::ConcurrentQueue<core::block_chain>> queue;
+  std::vector<batch> batches;  // GUARDED_BY(mutex)
+  std::optional<moodycamel::ConcurrentQueue<batch>> queue;
   std::atomic<std::size_t> blocks{0};
 };
 
@@ -180,48 +180,48 @@ block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) 
     return b.slots[n];
   }
   b.underflowed = true;
-  const std::uint32_t batch = batch_[c];
+  const std::uint32_t size = batch_[c];
   if (b.capacity == 0) {  // slow start: a first batch of room, within the budget
-    const std::size_t room = std::size_t{batch} * block_bytes_[c];
+    const std::size_t room = std::size_t{size} * block_bytes_[c];
     if (cache_capacity_bytes_.fetch_add(room, std::memory_order_relaxed) + room <= cache_budget_) {
-      b.capacity = batch;
+      b.capacity = size;
     } else {
       cache_capacity_bytes_.fetch_sub(room, std::memory_order_relaxed);
       return pop_transfer(c);
     }
   }
-  const core::block_chain chain = take_batch(c);
-  if (chain.empty()) return no_block;
-  const block_index first = chain.head;
-  std::uint32_t n = 0;
-  for (block_index x = blocks_[first].next.load(std::memory_order_relaxed); x != no_block && n < b.capacity;
-       x = blocks_[x].next.load(std::memory_order_relaxed)) {
-    b.slots[n++] = x;
-  }
+  batch got;
+  if (!take_batch(c, got)) return no_block;
+  // A batch holds at most batch_[c] <= capacity blocks: all but the one returned fit.
+  const std::uint32_t n = got.count - 1;
+  std::copy_n(got.blocks, n, b.slots);
   b.count.store(n, std::memory_order_relaxed);
-  return first;
+  return got.blocks[n];
 }
 
 void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept {
   bin& b = tc.bins[c];
-  const std::uint32_t batch = batch_[c];
-  const std::size_t room = std::size_t{batch} * block_bytes_[c];
+  const std::uint32_t size = batch_[c];
+  const std::size_t room = std::size_t{size} * block_bytes_[c];
   const bool over_budget = cache_capacity_bytes_.load(std::memory_order_relaxed) > cache_budget_;
   // A first free into this class (slow start, as a first miss), or an overflow right after an
   // underflow (the thread's working set is bigger than the cache): one batch more room. Without
   // the first case a thread that only frees (a consumer) would send every block to the transfer
   // layer alone, and its producers would refill one block at a time.
   const bool grow = b.capacity == 0 || b.underflowed;
-  if (grow && !over_budget && b.capacity + batch <= max_capacity_batches * batch &&
+  if (grow && !over_budget && b.capacity + size <= max_capacity_batches * size &&
       cache_capacity_bytes_.fetch_add(room, std::memory_order_relaxed) + room <= cache_budget_) {
-    b.capacity += batch;
+    b.capacity += size;
   } else {
-    if (grow && !over_budget && b.capacity + batch <= max_capacity_batches * batch) {
+    if (grow && !over_budget && b.capacity + size <= max_capacity_batches * size) {
       cache_capacity_bytes_.fetch_sub(room, std::memory_order_relaxed);  // the add above overshot
     }
+    // About half, in whole batches: at least one batch (or all there is), so that the transfer
+    // layer moves full batches and a refill takes one.
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
-    const std::uint32_t give = over_budget ? n : std::min(n, std::max<std::uint32_t>(n / 2, 1));
-    if (give > 0) push_transfer(c, take_from_bin(b, give));
+    const std::uint32_t half = (n / 2 + size - 1) / size * size;
+    const std::uint32_t give = over_budget ? n : std::min(n, std::max(half, size));
+    give_from_bin(c, b, give);
   }
   b.underflowed = false;
   const std::uint32_t n = b.count.load(std::memory_order_relaxed);
@@ -229,28 +229,21 @@ void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, block
     b.slots[n] = blk;
     b.count.store(n + 1, std::memory_order_relaxed);
   } else {
-    push_transfer(c, {blk, blk, 1});  // capacity 0: no cache for this class (budget)
+    push_transfer(c, blk);  // capacity 0: no cache for this class (budget)
   }
 }
 
-core::block_chain tls_free_lists::take_from_bin(bin& b, std::uint32_t n) noexcept {
-  core::block_chain chain;
-  std::uint32_t count = b.count.load(std::memory_order_relaxed);
-  for (std::uint32_t i = 0; i < n && count > 0; ++i) {
-    const block_index x = b.slots[--count];
-    blocks_[x].next.store(chain.head, std::memory_order_relaxed);
-    if (chain.empty()) chain.tail = x;
-    chain.head = x;
-    ++chain.count;
-  }
-  b.count.store(count, std::memory_order_relaxed);
-  return chain;
+void tls_free_lists::give_from_bin(core::size_class c, bin& b, std::uint32_t n) noexcept {
+  const std::uint32_t count = b.count.load(std::memory_order_relaxed);
+  n = std::min(n, count);
+  put_blocks(c, b.slots + (count - n), n);
+  b.count.store(count - n, std::memory_order_relaxed);
 }
 
 void tls_free_lists::flush_locked(thread_cache& tc) noexcept {
   for (core::size_class c = 0; c < class_count_; ++c) {
     bin& b = tc.bins[c];
-    if (b.count.load(std::memory_order_relaxed) > 0) push_transfer(c, take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+    give_from_bin(c, b, b.count.load(std::memory_order_relaxed));
     cache_capacity_bytes_.fetch_sub(std::size_t{b.capacity} * block_bytes_[c], std::memory_order_relaxed);
     b.capacity = 0;  // an idle or exiting thread's cache shrinks to nothing
     b.underflowed = false;
@@ -259,64 +252,44 @@ void tls_free_lists::flush_locked(thread_cache& tc) noexcept {
 
 // ---- the transfer layer -------------------------------------------------------------------------
 
-core::block_chain tls_free_lists::take_batch(core::size_class c) noexcept {
+bool tls_free_lists::take_batch(core::size_class c, batch& out) noexcept {
   transfer& t = transfer_[c];
-  core::block_chain chain;
   if (t.queue) {
-    if (!t.queue->try_dequeue(chain)) return {};
+    if (!t.queue->try_dequeue(out)) return false;
   } else {
     std::lock_guard lock(t.mutex);
-    if (t.batches.empty()) return {};
-    chain = t.batches.back();
+    if (t.batches.empty()) return false;
+    out = t.batches.back();
     t.batches.pop_back();
   }
-  t.blocks.fetch_sub(chain.count, std::memory_order_relaxed);
-  return chain;
+  t.blocks.fetch_sub(out.count, std::memory_order_relaxed);
+  return true;
 }
 
 block_index tls_free_lists::pop_transfer(core::size_class c) noexcept {
-  transfer& t = transfer_[c];
-  if (t.queue) {  // one block of a batch; the rest goes back
-    core::block_chain chain = take_batch(c);
-    if (chain.empty()) return no_block;
-    const block_index b = chain.head;
-    if (chain.count > 1) push_transfer(c, {blocks_[b].next.load(std::memory_order_relaxed), chain.tail, chain.count - 1});
-    return b;
-  }
-  std::lock_guard lock(t.mutex);
-  if (t.batches.empty()) return no_block;
-  core::block_chain& top = t.batches.back();
-  const block_index b = top.head;
-  top.head = blocks_[b].next.load(std::memory_order_relaxed);
-  if (--top.count == 0) t.batches.pop_back();
-  t.blocks.fetch_sub(1, std::memory_order_relaxed);
-  return b;
+  batch got;
+  if (!take_batch(c, got)) return no_block;
+  put_blocks(c, got.blocks, got.count - 1);
+  return got.blocks[got.count - 1];
 }
 
-void tls_free_lists::push_transfer(core::size_class c, core::block_chain chain) noexcept {
-  if (chain.empty()) return;
-  const std::uint32_t batch = batch_[c];
+void tls_free_lists::push_transfer(core::size_class c, block_index blk) noexcept { put_blocks(c, &blk, 1); }
+
+void tls_free_lists::put_blocks(core::size_class c, const block_index* blocks, std::size_t n) noexcept {
+  if (n == 0) return;
+  const std::uint32_t size = batch_[c];
   transfer& t = transfer_[c];
-  // Cut into whole batches, so that a refill moves one batch with one pop. The walk counts: the
-  // chain's tail link is not necessarily terminated.
+  std::size_t lost = 0;
   auto cut = [&](auto&& emit) {
-    block_index x = chain.head;
-    for (std::size_t left = chain.count; left > 0;) {
-      core::block_chain piece{x, x, 1};
-      --left;
-      while (piece.count < batch && left > 0) {
-        piece.tail = blocks_[piece.tail].next.load(std::memory_order_relaxed);
-        ++piece.count;
-        --left;
-      }
-      x = blocks_[piece.tail].next.load(std::memory_order_relaxed);
-      blocks_[piece.tail].next.store(no_block, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; i += size) {
+      batch piece;
+      piece.count = static_cast<std::uint32_t>(std::min<std::size_t>(size, n - i));
+      std::copy_n(blocks + i, piece.count, piece.blocks);
       emit(piece);
     }
   };
-  std::size_t lost = 0;
   if (t.queue) {
-    cut([&](const core::block_chain& piece) {
+    cut([&](const batch& piece) {
       if (t.queue->enqueue(piece)) {
         t.blocks.fetch_add(piece.count, std::memory_order_relaxed);
       } else {
@@ -326,14 +299,38 @@ void tls_free_lists::push_transfer(core::size_class c, core::block_chain chain) 
   } else {
     std::lock_guard lock(t.mutex);
     try {
-      t.batches.reserve(t.batches.size() + (chain.count + batch - 1) / batch);
-      cut([&](const core::block_chain& piece) { t.batches.push_back(piece); });
-      t.blocks.fetch_add(chain.count, std::memory_order_relaxed);
+      t.batches.reserve(t.batches.size() + (n + size - 1) / size);
+      cut([&](const batch& piece) { t.batches.push_back(piece); });
+      t.blocks.fetch_add(n, std::memory_order_relaxed);
     } catch (const std::bad_alloc&) {
-      lost = chain.count;  // the blocks stay linked in the chain and are not reachable again
+      lost = n;
     }
   }
   if (lost > 0) std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", lost);
+}
+
+void tls_free_lists::push_chain_transfer(core::size_class c, core::block_chain chain) noexcept {
+  // The walk counts: the chain's tail link is not necessarily terminated.
+  block_index buffer[max_batch];
+  std::size_t n = 0;
+  block_index x = chain.head;
+  for (std::size_t left = chain.count; left > 0; --left) {
+    buffer[n++] = x;
+    if (left > 1) x = blocks_[x].next.load(std::memory_order_relaxed);
+    if (n == batch_[c] || left == 1) {
+      put_blocks(c, buffer, n);
+      n = 0;
+    }
+  }
+}
+
+void tls_free_lists::link(core::block_chain& chain, const block_index* blocks, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    blocks_[blocks[i]].next.store(chain.head, std::memory_order_relaxed);
+    if (chain.empty()) chain.tail = blocks[i];
+    chain.head = blocks[i];
+    ++chain.count;
+  }
 }
 
 // ---- drains -------------------------------------------------------------------------------------
@@ -393,12 +390,13 @@ core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
       claim(&caches[first], n);
       for (std::size_t i = 0; i < n; ++i) {
         bin& b = caches[first + i]->bins[c];
-        core::append(blocks_, all, take_from_bin(b, b.count.load(std::memory_order_relaxed)));
+        link(all, b.slots, b.count.load(std::memory_order_relaxed));
+        b.count.store(0, std::memory_order_relaxed);
         unclaim(*caches[first + i]);
       }
     }
   }
-  for (core::block_chain batch = take_batch(c); !batch.empty(); batch = take_batch(c)) core::append(blocks_, all, batch);
+  for (batch got; take_batch(c, got);) link(all, got.blocks, got.count);
   return all;
 }
 

@@ -4,6 +4,9 @@
 // and stores (an asymmetric fence keeps drainers out, see begin_op). Every batch_size-th operation
 // goes to the transfer layer of whole batches per class: a lock-free moodycamel ConcurrentQueue
 // (the default), or a vector under a mutex (tcmalloc's transfer cache), pool_options::tls_transfer.
+// A batch is an array of block indices moved by value, as tcmalloc's transfer cache moves arrays of
+// pointers: handing one over touches none of its blocks' host entries (a chain linked through them
+// would cost the receiving thread one cache miss per block, each on a line the sender wrote).
 //
 // Rebalancing, so that no memory is stranded in caches:
 //   - a thread's caches are flushed when the thread exits (thread_local RAII that never outlives
@@ -61,7 +64,7 @@ class tls_free_lists {
   // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
   [[gnu::always_inline]] void push(core::size_class c, block_index blk) noexcept {
     thread_cache* tc = my_cache();
-    if (tc == nullptr) [[unlikely]] return push_transfer(c, {blk, blk, 1});
+    if (tc == nullptr) [[unlikely]] return push_transfer(c, blk);
     if (!begin_op(*tc)) [[unlikely]] return push_guarded(*tc, c, blk);
     bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
@@ -75,7 +78,7 @@ class tls_free_lists {
     end_op(*tc);
   }
   // Thread-safe. Growth and reclaim batches go to the transfer layer.
-  void push_chain(core::size_class c, core::block_chain chain) noexcept { push_transfer(c, chain); }
+  void push_chain(core::size_class c, core::block_chain chain) noexcept { push_chain_transfer(c, chain); }
   // Thread-safe. Drains every thread's cache of class c and the transfer layer.
   [[nodiscard]] core::block_chain take_all(core::size_class c) noexcept;
   [[nodiscard]] std::size_t free_blocks(core::size_class c) const noexcept;
@@ -91,6 +94,13 @@ class tls_free_lists {
 
  private:
   static constexpr std::uint32_t max_capacity_batches = 4;
+  static constexpr std::uint32_t max_batch = 32;  // batch sizes are clamp(64 KiB / block bytes, 2, 32)
+
+  // What the transfer layer holds: up to one batch of one class.
+  struct batch {
+    std::uint32_t count = 0;
+    block_index blocks[max_batch];
+  };
 
   struct bin {
     std::atomic<std::uint32_t> count{0};  // written by the lock holder; read relaxed by stats
@@ -104,7 +114,7 @@ class tls_free_lists {
   // asymmetric fence and waits for `in_op` to be 0; an owner sets `in_op`, runs the light side and
   // leaves for the mutex path if it sees `drain_request`. So the owner's fast path never overlaps a
   // drain, and costs plain loads and stores.
-  struct thread_cache {
+  struct alignas(64) thread_cache {
     std::atomic<std::uint32_t> in_op{0};          // owner: 1 inside a fast-path operation
     std::atomic<std::uint32_t> drain_request{0};  // drainer: 1 while it holds the cache
     std::mutex mutex;                             // owner's slow paths and drainers
@@ -157,12 +167,19 @@ class tls_free_lists {
   // The *_locked functions run with tc.mutex held by the owner, or by a drainer that claimed tc.
   block_index refill_locked(thread_cache& tc, core::size_class c) noexcept;
   void overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept;
+  // For a thread without a cache: one block of a batch (the rest goes back), or a single block in.
   block_index pop_transfer(core::size_class c) noexcept;
-  void push_transfer(core::size_class c, core::block_chain chain) noexcept;
-  // One whole batch off the transfer layer (empty when there is none).
-  core::block_chain take_batch(core::size_class c) noexcept;
-  // Moves up to n blocks from the top of a bin into a chain. Caller holds the cache lock.
-  core::block_chain take_from_bin(bin& b, std::uint32_t n) noexcept;
+  void push_transfer(core::size_class c, block_index blk) noexcept;
+  // Whole batches of class c from an array of n blocks, into the transfer layer.
+  void put_blocks(core::size_class c, const block_index* blocks, std::size_t n) noexcept;
+  // A chain (growth, reclaim) cut into batches.
+  void push_chain_transfer(core::size_class c, core::block_chain chain) noexcept;
+  // One batch off the transfer layer; false when there is none.
+  bool take_batch(core::size_class c, batch& out) noexcept;
+  // Gives the top n blocks of a bin to the transfer layer. Caller holds the cache lock.
+  void give_from_bin(core::size_class c, bin& b, std::uint32_t n) noexcept;
+  // Links the blocks of an array into `chain` (trim's take_all).
+  void link(core::block_chain& chain, const block_index* blocks, std::size_t n) noexcept;
   void flush_locked(thread_cache& tc) noexcept;
   thread_cache* new_cache() const;
 
