@@ -21,6 +21,9 @@
 //   block_index steal(size_class, stream_ref);             // pressure: from another stream, behind
 //                                                          //   a device-side wait, no host sync
 //
+// Optional, any FreeLists: free_block take(size_class) and void put(size_class, free_block), the
+// hot pop and push of lists that keep each free block's address (per-thread caches); basic_pool
+// then uses them on its fast paths.
 // Optional, any FreeLists: void holdings(oom_report&) const adds what the lists hold per stream or
 // per thread to out_of_memory's report (and so to its message).
 //
@@ -54,6 +57,12 @@ concept stream_partitioned = requires(L& l, core::size_class c, block_index b, s
   { l.pop(c, s) } -> std::same_as<block_index>;
   l.push(c, b, s);
   { l.steal(c, s) } -> std::same_as<block_index>;
+};
+
+template <class L>
+concept address_caching = requires(L& l, core::size_class c, core::free_block b) {
+  { l.take(c) } -> std::same_as<core::free_block>;
+  l.put(c, b);
 };
 
 // DebugHooks = false compiles the debug paths out (and rejects debug options): the "plain" build
@@ -241,7 +250,11 @@ class basic_pool final : private core::free_list_sink {
     const core::lookup_result r = core_.lookup(p);
     if (r.what == core::lookup_result::kind::block && !r.interior && core_.retire(r, core::block_state::free))
         [[likely]] {
-      lists_.push(r.cls, r.index);
+      if constexpr (address_caching<FreeLists>) {
+        lists_.put(r.cls, {p, r.index});  // p is the block's start
+      } else {
+        lists_.push(r.cls, r.index);
+      }
       return;
     }
     deallocate_rejected(p, r.what, r.cls, r.index, r.interior, nullptr);
@@ -255,7 +268,13 @@ class basic_pool final : private core::free_list_sink {
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);
     if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment);
-    block_index b = pop(c, s);
+    block_index b = no_block;
+    if constexpr (address_caching<FreeLists>) {
+      const core::free_block f = lists_.take(c);
+      if (f.index != no_block) [[likely]] return core_.hand_out(f, c, bytes);
+    } else {
+      b = pop(c, s);
+    }
     if (b == no_block) [[unlikely]] b = refill(c, s);
     if (b == no_block) return nullptr;
     return core_.hand_out(b, bytes);

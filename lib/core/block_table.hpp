@@ -94,6 +94,13 @@ static_assert(sizeof(block_entry) == 16);
 
 using block_table = segmented_table<block_entry>;
 
+// A free block with its device address: what per-thread caches hold, so that allocate returns the
+// address without a table walk and an allocation does not wait on the previous free's lookup.
+struct free_block {
+  void* address = nullptr;
+  block_index index = no_block;
+};
+
 // A list of blocks linked through block_entry::next, head to tail, `count` long.
 struct block_chain {
   block_index head = no_block;

@@ -87,6 +87,12 @@ class pool_core {
     counters_.add(alloc_counter(e.size_class()), 1, requested_counter, static_cast<std::int64_t>(bytes));
     return e.address();
   }
+  // As hand_out(b.index, bytes), for a caller that holds the block's address and class.
+  [[gnu::always_inline]] void* hand_out(free_block b, size_class c, std::size_t bytes) noexcept {
+    blocks_[b.index].meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
+    counters_.add(alloc_counter(c), 1, requested_counter, static_cast<std::int64_t>(bytes));
+    return b.address;
+  }
 
   // Resolves a pointer given to deallocate in O(1) without touching device memory.
   [[nodiscard, gnu::always_inline]] lookup_result lookup(const void* p) const noexcept {
@@ -112,9 +118,7 @@ class pool_core {
   // caught, two racing frees of one block may both pass. For a block found by lookup()
   // (r.what == block).
   [[nodiscard, gnu::always_inline]] bool retire(const lookup_result& r, block_state to) noexcept {
-    return retire(*r.entry, to);
-  }
-  [[nodiscard, gnu::always_inline]] bool retire(block_entry& e, block_state to) noexcept {
+    block_entry& e = *r.entry;
     std::uint32_t m = e.meta.load(std::memory_order_relaxed);
     if (block_entry::state_of(m) != block_state::live) return false;
     if (!atomic_free_check_) [[unlikely]] {
@@ -122,7 +126,7 @@ class pool_core {
     } else if (!e.meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
       return false;
     }
-    counters_.add(free_counter(e.size_class()), 1, requested_counter,
+    counters_.add(free_counter(r.cls), 1, requested_counter,
                   -static_cast<std::int64_t>(m & block_entry::bytes_mask));
     return true;
   }

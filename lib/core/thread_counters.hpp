@@ -76,7 +76,7 @@ class thread_counters {
   }
 
  private:
-  static void bump(std::atomic<std::int64_t>& v, std::int64_t n) noexcept {
+  [[gnu::always_inline]] static void bump(std::atomic<std::int64_t>& v, std::int64_t n) noexcept {
     v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // single writer
   }
 

@@ -88,8 +88,8 @@ tls_free_lists::thread_cache* tls_free_lists::new_cache() const {
   tc->bins = std::make_unique<bin[]>(class_count_);
   std::size_t slots = 0;
   for (core::size_class c = 0; c < class_count_; ++c) slots += max_capacity_batches * batch_[c];
-  tc->storage = std::make_unique<block_index[]>(slots);
-  block_index* next = tc->storage.get();
+  tc->storage = std::make_unique<core::free_block[]>(slots);
+  core::free_block* next = tc->storage.get();
   for (core::size_class c = 0; c < class_count_; ++c) {
     tc->bins[c].slots = next;
     next += max_capacity_batches * batch_[c];
@@ -129,10 +129,21 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
 
 // ---- slow paths of the owner ------------------------------------------------------------------
 
-block_index tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexcept {
+core::free_block tls_free_lists::pop_first(core::size_class c) noexcept {
+  thread_cache* tc = my_cache();
+  return tc != nullptr ? pop_guarded(*tc, c) : pop_transfer(c);
+}
+
+void tls_free_lists::push_first(core::size_class c, core::free_block blk) noexcept {
+  thread_cache* tc = my_cache();
+  if (tc != nullptr) return push_guarded(*tc, c, blk);
+  push_transfer(c, blk);
+}
+
+core::free_block tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexcept {
   {
     std::lock_guard lock(tc.mutex);
-    if (const block_index b = refill_locked(tc, c); b != no_block) return b;
+    if (const core::free_block b = refill_locked(tc, c); b.index != no_block) return b;
   }
   // Nothing in the transfer layer: take back what idle caches hold before the pool grows. At most
   // one pass per idle_pass_interval: a pass costs a membarrier, and a cache counts as idle when it
@@ -147,7 +158,7 @@ block_index tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexc
   return refill_locked(tc, c);
 }
 
-block_index tls_free_lists::pop_guarded(thread_cache& tc, core::size_class c) noexcept {
+core::free_block tls_free_lists::pop_guarded(thread_cache& tc, core::size_class c) noexcept {
   {
     std::lock_guard lock(tc.mutex);
     bin& b = tc.bins[c];
@@ -160,7 +171,7 @@ block_index tls_free_lists::pop_guarded(thread_cache& tc, core::size_class c) no
   return pop_slow(tc, c);
 }
 
-void tls_free_lists::push_guarded(thread_cache& tc, core::size_class c, block_index blk) noexcept {
+void tls_free_lists::push_guarded(thread_cache& tc, core::size_class c, core::free_block blk) noexcept {
   std::lock_guard lock(tc.mutex);
   bin& b = tc.bins[c];
   ++tc.ops;
@@ -172,7 +183,7 @@ void tls_free_lists::push_guarded(thread_cache& tc, core::size_class c, block_in
   overflow_locked(tc, c, blk);
 }
 
-block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) noexcept {
+core::free_block tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) noexcept {
   bin& b = tc.bins[c];
   if (b.count.load(std::memory_order_relaxed) > 0) {  // a drainer raced us to nothing, or refilled
     const std::uint32_t n = b.count.load(std::memory_order_relaxed) - 1;
@@ -191,7 +202,7 @@ block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) 
     }
   }
   batch got;
-  if (!take_batch(c, got)) return no_block;
+  if (!take_batch(c, got)) return {};
   // A batch holds at most batch_[c] <= capacity blocks: all but the one returned fit.
   const std::uint32_t n = got.count - 1;
   std::copy_n(got.blocks, n, b.slots);
@@ -199,7 +210,7 @@ block_index tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) 
   return got.blocks[n];
 }
 
-void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept {
+void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, core::free_block blk) noexcept {
   bin& b = tc.bins[c];
   const std::uint32_t size = batch_[c];
   const std::size_t room = std::size_t{size} * block_bytes_[c];
@@ -266,16 +277,16 @@ bool tls_free_lists::take_batch(core::size_class c, batch& out) noexcept {
   return true;
 }
 
-block_index tls_free_lists::pop_transfer(core::size_class c) noexcept {
+core::free_block tls_free_lists::pop_transfer(core::size_class c) noexcept {
   batch got;
-  if (!take_batch(c, got)) return no_block;
+  if (!take_batch(c, got)) return {};
   put_blocks(c, got.blocks, got.count - 1);
   return got.blocks[got.count - 1];
 }
 
-void tls_free_lists::push_transfer(core::size_class c, block_index blk) noexcept { put_blocks(c, &blk, 1); }
+void tls_free_lists::push_transfer(core::size_class c, core::free_block blk) noexcept { put_blocks(c, &blk, 1); }
 
-void tls_free_lists::put_blocks(core::size_class c, const block_index* blocks, std::size_t n) noexcept {
+void tls_free_lists::put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n) noexcept {
   if (n == 0) return;
   const std::uint32_t size = batch_[c];
   transfer& t = transfer_[c];
@@ -311,11 +322,11 @@ void tls_free_lists::put_blocks(core::size_class c, const block_index* blocks, s
 
 void tls_free_lists::push_chain_transfer(core::size_class c, core::block_chain chain) noexcept {
   // The walk counts: the chain's tail link is not necessarily terminated.
-  block_index buffer[max_batch];
+  core::free_block buffer[max_batch];
   std::size_t n = 0;
   block_index x = chain.head;
   for (std::size_t left = chain.count; left > 0; --left) {
-    buffer[n++] = x;
+    buffer[n++] = {blocks_[x].address(), x};
     if (left > 1) x = blocks_[x].next.load(std::memory_order_relaxed);
     if (n == batch_[c] || left == 1) {
       put_blocks(c, buffer, n);
@@ -324,11 +335,12 @@ void tls_free_lists::push_chain_transfer(core::size_class c, core::block_chain c
   }
 }
 
-void tls_free_lists::link(core::block_chain& chain, const block_index* blocks, std::size_t n) noexcept {
+void tls_free_lists::link(core::block_chain& chain, const core::free_block* blocks, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
-    blocks_[blocks[i]].next.store(chain.head, std::memory_order_relaxed);
-    if (chain.empty()) chain.tail = blocks[i];
-    chain.head = blocks[i];
+    const block_index x = blocks[i].index;
+    blocks_[x].next.store(chain.head, std::memory_order_relaxed);
+    if (chain.empty()) chain.tail = x;
+    chain.head = x;
     ++chain.count;
   }
 }

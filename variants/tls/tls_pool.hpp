@@ -44,10 +44,11 @@ class tls_free_lists {
   tls_free_lists(const tls_free_lists&) = delete;
   tls_free_lists& operator=(const tls_free_lists&) = delete;
 
-  // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
-  [[nodiscard, gnu::always_inline]] block_index pop(core::size_class c) noexcept {
-    thread_cache* tc = my_cache();
-    if (tc == nullptr) [[unlikely]] return pop_transfer(c);
+  // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write. A cache slot
+  // holds the block's address too: allocate returns it without a table walk. index no_block: none.
+  [[nodiscard, gnu::always_inline]] core::free_block take(core::size_class c) noexcept {
+    if (last_.pool != id_) [[unlikely]] return pop_first(c);
+    thread_cache* tc = last_.cache;
     if (!begin_op(*tc)) [[unlikely]] return pop_guarded(*tc, c);
     bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
@@ -57,14 +58,14 @@ class tls_free_lists {
       return pop_slow(*tc, c);
     }
     b.count.store(n - 1, std::memory_order_relaxed);
-    const block_index blk = b.slots[n - 1];
+    const core::free_block blk = b.slots[n - 1];
     end_op(*tc);
     return blk;
   }
   // Thread-safe. Hot: the calling thread's cache, with no atomic read-modify-write.
-  [[gnu::always_inline]] void push(core::size_class c, block_index blk) noexcept {
-    thread_cache* tc = my_cache();
-    if (tc == nullptr) [[unlikely]] return push_transfer(c, blk);
+  [[gnu::always_inline]] void put(core::size_class c, core::free_block blk) noexcept {
+    if (last_.pool != id_) [[unlikely]] return push_first(c, blk);
+    thread_cache* tc = last_.cache;
     if (!begin_op(*tc)) [[unlikely]] return push_guarded(*tc, c, blk);
     bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
@@ -77,6 +78,9 @@ class tls_free_lists {
     b.count.store(n + 1, std::memory_order_relaxed);
     end_op(*tc);
   }
+  // The FreeLists contract's pop and push (slow paths of basic_pool, debug frees).
+  [[nodiscard]] block_index pop(core::size_class c) noexcept { return take(c).index; }
+  void push(core::size_class c, block_index blk) noexcept { put(c, {blocks_[blk].address(), blk}); }
   // Thread-safe. Growth and reclaim batches go to the transfer layer.
   void push_chain(core::size_class c, core::block_chain chain) noexcept { push_chain_transfer(c, chain); }
   // Thread-safe. Drains every thread's cache of class c and the transfer layer.
@@ -99,14 +103,14 @@ class tls_free_lists {
   // What the transfer layer holds: up to one batch of one class.
   struct batch {
     std::uint32_t count = 0;
-    block_index blocks[max_batch];
+    core::free_block blocks[max_batch];
   };
 
   struct bin {
     std::atomic<std::uint32_t> count{0};  // written by the lock holder; read relaxed by stats
     std::uint32_t capacity = 0;           // adaptive: batch .. max_capacity_batches * batch
     bool underflowed = false;             // the last miss was an underflow (for capacity growth)
-    block_index* slots = nullptr;         // max_capacity_batches * batch entries
+    core::free_block* slots = nullptr;    // max_capacity_batches * batch entries
   };
   // Who touches a cache: its owner thread on every operation (between begin_op and end_op, with
   // no lock), its owner's slow paths and drainers (other threads: idle pass, trim, the owner's
@@ -121,7 +125,7 @@ class tls_free_lists {
     std::uint64_t ops = 0;       // operations so far (owner); read by the idle pass while it drains
     std::uint64_t ops_seen = 0;  // ops at the previous idle pass (idle pass only)
     std::unique_ptr<bin[]> bins;
-    std::unique_ptr<block_index[]> storage;
+    std::unique_ptr<core::free_block[]> storage;
   };
   bool begin_op(thread_cache& tc) noexcept {
     tc.in_op.store(1, std::memory_order_relaxed);
@@ -149,11 +153,15 @@ class tls_free_lists {
 
   // The calling thread's cache of this pool: a one-entry thread_local shortcut (trivial, so its
   // access needs no initialisation guard), else the thread's registry. When it returns a cache,
-  // last_ holds it and its bins.
+  // last_ holds it and its bins (last_.pool == id_ implies a cache).
   thread_cache* my_cache() noexcept {
     if (last_.pool == id_) [[likely]] return last_.cache;
     return register_thread();
   }
+  // The first operation of a thread on this pool since it used another (or ever): through the
+  // registry, under the cache's lock; without a cache (out of host memory), the transfer layer.
+  [[gnu::noinline]] core::free_block pop_first(core::size_class c) noexcept;
+  [[gnu::noinline]] void push_first(core::size_class c, core::free_block blk) noexcept;
   struct last_used {
     std::uint64_t pool;
     thread_cache* cache;
@@ -161,17 +169,17 @@ class tls_free_lists {
   };
   static inline thread_local last_used last_{0, nullptr, nullptr};
   [[gnu::noinline]] thread_cache* register_thread() noexcept;
-  [[gnu::noinline]] block_index pop_slow(thread_cache& tc, core::size_class c) noexcept;
-  [[gnu::noinline]] block_index pop_guarded(thread_cache& tc, core::size_class c) noexcept;
-  [[gnu::noinline]] void push_guarded(thread_cache& tc, core::size_class c, block_index blk) noexcept;
+  [[gnu::noinline]] core::free_block pop_slow(thread_cache& tc, core::size_class c) noexcept;
+  [[gnu::noinline]] core::free_block pop_guarded(thread_cache& tc, core::size_class c) noexcept;
+  [[gnu::noinline]] void push_guarded(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
   // The *_locked functions run with tc.mutex held by the owner, or by a drainer that claimed tc.
-  block_index refill_locked(thread_cache& tc, core::size_class c) noexcept;
-  void overflow_locked(thread_cache& tc, core::size_class c, block_index blk) noexcept;
+  core::free_block refill_locked(thread_cache& tc, core::size_class c) noexcept;
+  void overflow_locked(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
   // For a thread without a cache: one block of a batch (the rest goes back), or a single block in.
-  block_index pop_transfer(core::size_class c) noexcept;
-  void push_transfer(core::size_class c, block_index blk) noexcept;
+  core::free_block pop_transfer(core::size_class c) noexcept;
+  void push_transfer(core::size_class c, core::free_block blk) noexcept;
   // Whole batches of class c from an array of n blocks, into the transfer layer.
-  void put_blocks(core::size_class c, const block_index* blocks, std::size_t n) noexcept;
+  void put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n) noexcept;
   // A chain (growth, reclaim) cut into batches.
   void push_chain_transfer(core::size_class c, core::block_chain chain) noexcept;
   // One batch off the transfer layer; false when there is none.
@@ -179,7 +187,7 @@ class tls_free_lists {
   // Gives the top n blocks of a bin to the transfer layer. Caller holds the cache lock.
   void give_from_bin(core::size_class c, bin& b, std::uint32_t n) noexcept;
   // Links the blocks of an array into `chain` (trim's take_all).
-  void link(core::block_chain& chain, const block_index* blocks, std::size_t n) noexcept;
+  void link(core::block_chain& chain, const core::free_block* blocks, std::size_t n) noexcept;
   void flush_locked(thread_cache& tc) noexcept;
   thread_cache* new_cache() const;
 
