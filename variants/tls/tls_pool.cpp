@@ -35,6 +35,7 @@ struct tls_thread_registry {
         {
           std::lock_guard held(e.cache->mutex);  // the owner (this thread) is in no fast path
           lists->flush_locked(*e.cache);
+          e.cache->tokens.reset();  // while the queues exist
         }
         auto& v = e.shared->caches;
         v.erase(std::remove(v.begin(), v.end(), e.cache), v.end());
@@ -55,6 +56,14 @@ struct alignas(64) tls_free_lists::transfer {
   std::vector<batch> batches;  // GUARDED_BY(mutex)
   std::optional<moodycamel::ConcurrentQueue<batch>> queue;
   std::atomic<std::size_t> blocks{0};
+};
+
+// A thread's tokens for one class's queue: its own sub-queue to enqueue into (no per-operation
+// lookup of the thread's implicit producer) and a consumer position that rotates over the
+// sub-queues (instead of scanning all of them on every dequeue).
+struct tls_free_lists::queue_tokens {
+  std::optional<moodycamel::ProducerToken> producer;
+  std::optional<moodycamel::ConsumerToken> consumer;
 };
 
 tls_free_lists::tls_free_lists(core::pool_core& core)
@@ -80,6 +89,7 @@ tls_free_lists::~tls_free_lists() {
   // belong to memory the core is about to release.
   std::lock_guard lock(shared_->mutex);
   shared_->lists = nullptr;
+  for (thread_cache* tc : shared_->caches) tc->tokens.reset();  // before the queues go
   shared_->caches.clear();
 }
 
@@ -202,7 +212,7 @@ core::free_block tls_free_lists::refill_locked(thread_cache& tc, core::size_clas
     }
   }
   batch got;
-  if (!take_batch(c, got)) return {};
+  if (!take_batch(c, got, &tc)) return {};
   // A batch holds at most batch_[c] <= capacity blocks: all but the one returned fit.
   const std::uint32_t n = got.count - 1;
   std::copy_n(got.blocks, n, b.slots);
@@ -232,7 +242,7 @@ void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, core:
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
     const std::uint32_t half = (n / 2 + size - 1) / size * size;
     const std::uint32_t give = over_budget ? n : std::min(n, std::max(half, size));
-    give_from_bin(c, b, give);
+    give_from_bin(c, b, give, &tc);
   }
   b.underflowed = false;
   const std::uint32_t n = b.count.load(std::memory_order_relaxed);
@@ -244,10 +254,10 @@ void tls_free_lists::overflow_locked(thread_cache& tc, core::size_class c, core:
   }
 }
 
-void tls_free_lists::give_from_bin(core::size_class c, bin& b, std::uint32_t n) noexcept {
+void tls_free_lists::give_from_bin(core::size_class c, bin& b, std::uint32_t n, thread_cache* owner) noexcept {
   const std::uint32_t count = b.count.load(std::memory_order_relaxed);
   n = std::min(n, count);
-  put_blocks(c, b.slots + (count - n), n);
+  put_blocks(c, b.slots + (count - n), n, owner);
   b.count.store(count - n, std::memory_order_relaxed);
 }
 
@@ -263,10 +273,21 @@ void tls_free_lists::flush_locked(thread_cache& tc) noexcept {
 
 // ---- the transfer layer -------------------------------------------------------------------------
 
-bool tls_free_lists::take_batch(core::size_class c, batch& out) noexcept {
+tls_free_lists::queue_tokens* tls_free_lists::tokens_of(thread_cache* owner, core::size_class c) noexcept {
+  if (owner == nullptr) return nullptr;
+  if (!owner->tokens) {
+    owner->tokens.reset(new (std::nothrow) queue_tokens[class_count_]);
+    if (!owner->tokens) return nullptr;
+  }
+  return &owner->tokens[c];
+}
+
+bool tls_free_lists::take_batch(core::size_class c, batch& out, thread_cache* owner) noexcept {
   transfer& t = transfer_[c];
   if (t.queue) {
-    if (!t.queue->try_dequeue(out)) return false;
+    queue_tokens* tok = tokens_of(owner, c);
+    if (tok != nullptr && !tok->consumer) tok->consumer.emplace(*t.queue);  // allocates nothing
+    if (!(tok != nullptr ? t.queue->try_dequeue(*tok->consumer, out) : t.queue->try_dequeue(out))) return false;
   } else {
     std::lock_guard lock(t.mutex);
     if (t.batches.empty()) return false;
@@ -286,7 +307,8 @@ core::free_block tls_free_lists::pop_transfer(core::size_class c) noexcept {
 
 void tls_free_lists::push_transfer(core::size_class c, core::free_block blk) noexcept { put_blocks(c, &blk, 1); }
 
-void tls_free_lists::put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n) noexcept {
+void tls_free_lists::put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n,
+                                thread_cache* owner) noexcept {
   if (n == 0) return;
   const std::uint32_t size = batch_[c];
   transfer& t = transfer_[c];
@@ -300,8 +322,14 @@ void tls_free_lists::put_blocks(core::size_class c, const core::free_block* bloc
     }
   };
   if (t.queue) {
+    queue_tokens* tok = tokens_of(owner, c);
+    if (tok != nullptr && !tok->producer) {
+      tok->producer.emplace(*t.queue);
+      if (!tok->producer->valid()) tok->producer.reset();  // out of host memory: no token
+    }
+    const bool with_token = tok != nullptr && tok->producer;
     cut([&](const batch& piece) {
-      if (t.queue->enqueue(piece)) {
+      if (with_token ? t.queue->enqueue(*tok->producer, piece) : t.queue->enqueue(piece)) {
         t.blocks.fetch_add(piece.count, std::memory_order_relaxed);
       } else {
         lost += piece.count;  // host memory exhausted: these blocks are not reachable again

@@ -112,6 +112,7 @@ class tls_free_lists {
     bool underflowed = false;             // the last miss was an underflow (for capacity growth)
     core::free_block* slots = nullptr;    // max_capacity_batches * batch entries
   };
+  struct queue_tokens;  // defined in tls_pool.cpp (moodycamel types)
   // Who touches a cache: its owner thread on every operation (between begin_op and end_op, with
   // no lock), its owner's slow paths and drainers (other threads: idle pass, trim, the owner's
   // exit) under `mutex`. A drainer holds `mutex`, sets `drain_request`, runs the heavy side of an
@@ -126,7 +127,12 @@ class tls_free_lists {
     std::uint64_t ops_seen = 0;  // ops at the previous idle pass (idle pass only)
     std::unique_ptr<bin[]> bins;
     std::unique_ptr<core::free_block[]> storage;
+    // Per class, the owner's moodycamel producer and consumer tokens (queue layer), made on first
+    // use in the owner's slow paths and destroyed before the queues (pool destruction, thread
+    // exit). Only the owner uses them, under `mutex`.
+    std::unique_ptr<queue_tokens[]> tokens;
   };
+
   bool begin_op(thread_cache& tc) noexcept {
     tc.in_op.store(1, std::memory_order_relaxed);
     core::light_fence(asymmetric_);
@@ -179,13 +185,17 @@ class tls_free_lists {
   core::free_block pop_transfer(core::size_class c) noexcept;
   void push_transfer(core::size_class c, core::free_block blk) noexcept;
   // Whole batches of class c from an array of n blocks, into the transfer layer.
-  void put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n) noexcept;
+  // `owner`: the calling thread's own cache (under its lock), whose queue tokens are used.
+  void put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n,
+                  thread_cache* owner = nullptr) noexcept;
   // A chain (growth, reclaim) cut into batches.
   void push_chain_transfer(core::size_class c, core::block_chain chain) noexcept;
   // One batch off the transfer layer; false when there is none.
-  bool take_batch(core::size_class c, batch& out) noexcept;
+  bool take_batch(core::size_class c, batch& out, thread_cache* owner = nullptr) noexcept;
+  // The owner's tokens for class c (made on first use), or null (no owner, out of host memory).
+  queue_tokens* tokens_of(thread_cache* owner, core::size_class c) noexcept;
   // Gives the top n blocks of a bin to the transfer layer. Caller holds the cache lock.
-  void give_from_bin(core::size_class c, bin& b, std::uint32_t n) noexcept;
+  void give_from_bin(core::size_class c, bin& b, std::uint32_t n, thread_cache* owner = nullptr) noexcept;
   // Links the blocks of an array into `chain` (trim's take_all).
   void link(core::block_chain& chain, const core::free_block* blocks, std::size_t n) noexcept;
   void flush_locked(thread_cache& tc) noexcept;
