@@ -29,6 +29,7 @@
 #include "cudapool/backend.hpp"
 #include "peers.hpp"
 #include "core/asymmetric_fence.hpp"
+#include "limits.hpp"
 #include "registry.hpp"
 #include "trace.hpp"
 #include "workloads.hpp"
@@ -186,6 +187,7 @@ int main(int argc, char** argv) {
 
   const bool with_peers = backend == "cuda" && !bench::peer_names().empty();
   bench::register_benchmarks(allocators(with_peers), traces, device);
+  bench::register_limit_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   // Every run destroyed its allocator and streams; the backend goes last.
