@@ -70,6 +70,16 @@ std::vector<allocator_config> allocators(bool with_peers) {
     cudapool::pool_options mutex_layer;
     mutex_layer.tls_transfer = cudapool::pool_options::transfer_layer::mutex_batches;
     all.push_back({"tls-mutex", allocator_config::kind::pool, "tls", mutex_layer, true});
+    // The lock-free stack of batch heads, with a short backoff (1..64 pauses; the lockfree default,
+    // 64..4096, made it 3x slower in producer -> consumer on the development VM).
+    cudapool::pool_options stack_layer;
+    stack_layer.tls_transfer = cudapool::pool_options::transfer_layer::lockfree_stack;
+    stack_layer.backoff = {1, 64};
+    all.push_back({"tls-stack", allocator_config::kind::pool, "tls", stack_layer, true});
+    // Batches of 128 KiB (32 blocks of 4 KiB) against the default 64 KiB: the batch-size default.
+    cudapool::pool_options big_batches;
+    big_batches.tls_batch_bytes = std::size_t{128} << 10;
+    all.push_back({"tls-batch128k", allocator_config::kind::pool, "tls", big_batches, true});
   }
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});

@@ -1,8 +1,9 @@
 // tagged_stack.hpp - a lock-free LIFO of block indices (a Treiber stack) whose head is one 64-bit
 // word {u32 index, u32 tag}. No double-width CAS, no pointers in the head.
 //
-// Links live in the core's host block_table (`next`), which never moves or frees memory, so a
-// popper that read a stale head may read its stale `next` harmlessly: the tag, bumped by every
+// Links live in a host table that never moves or frees memory (the core's block_table, or any
+// segmented_table whose entries have an atomic<block_index> `next`), so a popper that read a stale
+// head may read its stale `next` harmlessly: the tag, bumped by every
 // successful pop, makes its CAS fail. Pushes keep the tag: the head can only return to an index
 // it held before through a pop, which changed the tag (the ABA problem is a pop-push-pop race).
 // With TagBits = 0 (tests only) the classic ABA corruption is reproducible.
@@ -64,7 +65,8 @@ class tagged_stack {
   tagged_stack& operator=(const tagged_stack&) = delete;
 
   // Thread-safe and lock-free. no_block when empty.
-  [[nodiscard, gnu::always_inline]] block_index pop(block_table& t, const backoff_policy& policy) noexcept {
+  template <class Table>
+  [[nodiscard, gnu::always_inline]] block_index pop(Table& t, const backoff_policy& policy) noexcept {
     // Acquire: pairs with the release of the push that published this head, so the pusher's
     // writes (the block's `next`, its table entry) are visible.
     std::uint64_t h = head_.load(std::memory_order_acquire);
@@ -83,12 +85,14 @@ class tagged_stack {
   }
 
   // Thread-safe and lock-free.
-  [[gnu::always_inline]] void push(block_table& t, block_index b, const backoff_policy& policy) noexcept {
+  template <class Table>
+  [[gnu::always_inline]] void push(Table& t, block_index b, const backoff_policy& policy) noexcept {
     push_chain(t, b, b, policy);
   }
 
   // Thread-safe and lock-free. Pushes head..tail, already linked through `next`, with one CAS.
-  [[gnu::always_inline]] void push_chain(block_table& t, block_index head, block_index tail,
+  template <class Table>
+  [[gnu::always_inline]] void push_chain(Table& t, block_index head, block_index tail,
                                          const backoff_policy& policy) noexcept {
     std::uint64_t h = head_.load(std::memory_order_relaxed);
     backoff wait(policy);

@@ -36,6 +36,7 @@ struct tls_thread_registry {
           std::lock_guard held(e.cache->mutex);  // the owner (this thread) is in no fast path
           lists->flush_locked(*e.cache);
           e.cache->tokens.reset();  // while the queues exist
+          lists->fold_moved(*e.cache);
         }
         auto& v = e.shared->caches;
         v.erase(std::remove(v.begin(), v.end(), e.cache), v.end());
@@ -50,13 +51,50 @@ thread_local tls_thread_registry tls_registry;
 }  // namespace
 
 // Batches of one class. With the mutex layer, `batches` under `mutex`; with the queue layer, a
-// moodycamel::ConcurrentQueue (lock-free, per-producer sub-queues). `blocks` counts in both.
+// moodycamel::ConcurrentQueue (lock-free, per-producer sub-queues); with the stack layer, batch
+// nodes on a tagged Treiber stack (and `batches` for what finds no node: nothing is lost).
 struct alignas(64) tls_free_lists::transfer {
   mutable std::mutex mutex;
   std::vector<batch> batches;  // GUARDED_BY(mutex)
+  std::atomic<std::size_t> batches_size{0};  // batches.size(), for the stack layer's empty check
   std::optional<moodycamel::ConcurrentQueue<batch>> queue;
-  std::atomic<std::size_t> blocks{0};
+  struct node {
+    std::atomic<block_index> next{no_block};  // the stacks' link
+    batch held;
+  };
+  struct stack_layer {
+    core::tagged_stack<> full;   // nodes holding a batch
+    core::tagged_stack<> spare;  // nodes holding none
+    core::segmented_table<node, 8, 4096> nodes;  // never moves or frees: stale links are harmless
+    std::mutex grow_mutex;
+    std::uint32_t made = 0;  // GUARDED_BY(grow_mutex)
+    // A spare node, else a new one; no_block when none can be had.
+    block_index take_node(const core::backoff_policy& policy) noexcept {
+      if (const block_index n = spare.pop(nodes, policy); n != no_block) return n;
+      std::lock_guard lock(grow_mutex);
+      if (made == nodes.max_size) return no_block;
+      try {
+        nodes.grow_to(made + 1);
+      } catch (const std::exception&) {
+        return no_block;
+      }
+      return made++;
+    }
+  };
+  std::unique_ptr<stack_layer> stack;
+  // Blocks moved in and out by threads without their own count (drainers, growth, reclaim), and
+  // the counts of unregistered caches: with every cache's `moved`, the blocks held here.
+  std::atomic<std::int64_t> blocks{0};
 };
+
+void tls_free_lists::count_moved(transfer& t, thread_cache* owner, core::size_class c, std::int64_t n) noexcept {
+  if (owner != nullptr && owner->moved) {
+    std::atomic<std::int64_t>& m = owner->moved[c];
+    m.store(m.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // the owner alone writes
+  } else {
+    t.blocks.fetch_add(n, std::memory_order_relaxed);
+  }
+}
 
 // A thread's tokens for one class's queue: its own sub-queue to enqueue into (no per-operation
 // lookup of the thread's implicit producer) and a consumer position that rotates over the
@@ -70,16 +108,20 @@ tls_free_lists::tls_free_lists(core::pool_core& core)
     : blocks_(core.blocks()),
       class_count_(core.classes().count()),
       cache_budget_(core.options().cache_budget_bytes),
+      backoff_(core.options().backoff),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
       transfer_(std::make_unique<transfer[]>(class_count_)),
       shared_(std::make_shared<shared_state>()) {
   if (core.options().tls_transfer == pool_options::transfer_layer::concurrent_queue) {
     for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].queue.emplace();
   }
+  if (core.options().tls_transfer == pool_options::transfer_layer::lockfree_stack) {
+    for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].stack = std::make_unique<transfer::stack_layer>();
+  }
   for (core::size_class c = 0; c < class_count_; ++c) {
     const std::size_t bytes = core.classes().bytes(c);
     block_bytes_.push_back(bytes);
-    batch_.push_back(static_cast<std::uint32_t>(std::clamp<std::size_t>((64 << 10) / bytes, 2, 32)));
+    batch_.push_back(static_cast<std::uint32_t>(std::clamp<std::size_t>(core.options().tls_batch_bytes / bytes, 2, max_batch)));
   }
   shared_->lists = this;
 }
@@ -96,6 +138,7 @@ tls_free_lists::~tls_free_lists() {
 tls_free_lists::thread_cache* tls_free_lists::new_cache() const {
   auto tc = std::make_unique<thread_cache>();
   tc->bins = std::make_unique<bin[]>(class_count_);
+  tc->moved = std::make_unique<std::atomic<std::int64_t>[]>(class_count_);
   std::size_t slots = 0;
   for (core::size_class c = 0; c < class_count_; ++c) slots += max_capacity_batches * batch_[c];
   tc->storage = std::make_unique<core::free_block[]>(slots);
@@ -138,6 +181,17 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
 }
 
 // ---- slow paths of the owner ------------------------------------------------------------------
+
+core::free_block tls_free_lists::refill_in_op(thread_cache& tc, core::size_class c) noexcept {
+  const core::free_block b = refill_locked(tc, c);
+  end_op(tc);
+  return b.index != no_block ? b : pop_slow(tc, c);
+}
+
+void tls_free_lists::overflow_in_op(thread_cache& tc, core::size_class c, core::free_block blk) noexcept {
+  overflow_locked(tc, c, blk);
+  end_op(tc);
+}
 
 core::free_block tls_free_lists::pop_first(core::size_class c) noexcept {
   thread_cache* tc = my_cache();
@@ -261,6 +315,12 @@ void tls_free_lists::give_from_bin(core::size_class c, bin& b, std::uint32_t n, 
   b.count.store(count - n, std::memory_order_relaxed);
 }
 
+void tls_free_lists::fold_moved(thread_cache& tc) noexcept {
+  for (core::size_class c = 0; c < class_count_; ++c) {
+    transfer_[c].blocks.fetch_add(tc.moved[c].exchange(0, std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+}
+
 void tls_free_lists::flush_locked(thread_cache& tc) noexcept {
   for (core::size_class c = 0; c < class_count_; ++c) {
     bin& b = tc.bins[c];
@@ -288,13 +348,18 @@ bool tls_free_lists::take_batch(core::size_class c, batch& out, thread_cache* ow
     queue_tokens* tok = tokens_of(owner, c);
     if (tok != nullptr && !tok->consumer) tok->consumer.emplace(*t.queue);  // allocates nothing
     if (!(tok != nullptr ? t.queue->try_dequeue(*tok->consumer, out) : t.queue->try_dequeue(out))) return false;
+  } else if (const block_index n = t.stack ? t.stack->full.pop(t.stack->nodes, backoff_) : no_block; n != no_block) {
+    out = t.stack->nodes[n].held;
+    t.stack->spare.push(t.stack->nodes, n, backoff_);
   } else {
+    if (t.stack && t.batches_size.load(std::memory_order_relaxed) == 0) return false;
     std::lock_guard lock(t.mutex);
     if (t.batches.empty()) return false;
     out = t.batches.back();
     t.batches.pop_back();
+    t.batches_size.store(t.batches.size(), std::memory_order_relaxed);
   }
-  t.blocks.fetch_sub(out.count, std::memory_order_relaxed);
+  count_moved(t, owner, c, -static_cast<std::int64_t>(out.count));
   return true;
 }
 
@@ -309,18 +374,16 @@ void tls_free_lists::push_transfer(core::size_class c, core::free_block blk) noe
 
 void tls_free_lists::put_blocks(core::size_class c, const core::free_block* blocks, std::size_t n,
                                 thread_cache* owner) noexcept {
-  if (n == 0) return;
   const std::uint32_t size = batch_[c];
   transfer& t = transfer_[c];
-  std::size_t lost = 0;
-  auto cut = [&](auto&& emit) {
-    for (std::size_t i = 0; i < n; i += size) {
-      batch piece;
-      piece.count = static_cast<std::uint32_t>(std::min<std::size_t>(size, n - i));
-      std::copy_n(blocks + i, piece.count, piece.blocks);
-      emit(piece);
-    }
+  // Pieces of at most one batch, in order, from blocks[i].
+  auto piece_at = [&](std::size_t i) {
+    batch piece;
+    piece.count = static_cast<std::uint32_t>(std::min<std::size_t>(size, n - i));
+    std::copy_n(blocks + i, piece.count, piece.blocks);
+    return piece;
   };
+  std::size_t i = 0;  // blocks before i are in the layer
   if (t.queue) {
     queue_tokens* tok = tokens_of(owner, c);
     if (tok != nullptr && !tok->producer) {
@@ -328,24 +391,36 @@ void tls_free_lists::put_blocks(core::size_class c, const core::free_block* bloc
       if (!tok->producer->valid()) tok->producer.reset();  // out of host memory: no token
     }
     const bool with_token = tok != nullptr && tok->producer;
-    cut([&](const batch& piece) {
-      if (with_token ? t.queue->enqueue(*tok->producer, piece) : t.queue->enqueue(piece)) {
-        t.blocks.fetch_add(piece.count, std::memory_order_relaxed);
-      } else {
-        lost += piece.count;  // host memory exhausted: these blocks are not reachable again
-      }
-    });
-  } else {
-    std::lock_guard lock(t.mutex);
-    try {
-      t.batches.reserve(t.batches.size() + (n + size - 1) / size);
-      cut([&](const batch& piece) { t.batches.push_back(piece); });
-      t.blocks.fetch_add(n, std::memory_order_relaxed);
-    } catch (const std::bad_alloc&) {
-      lost = n;
+    for (; i < n; i += size) {
+      const batch piece = piece_at(i);
+      if (!(with_token ? t.queue->enqueue(*tok->producer, piece) : t.queue->enqueue(piece))) break;
+      count_moved(t, owner, c, piece.count);
     }
+    if (i >= n) return;
+    // Host memory exhausted: these blocks are not reachable again.
+    std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", n - i);
+    return;
   }
-  if (lost > 0) std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", lost);
+  if (t.stack) {
+    for (; i < n; i += size) {
+      const block_index node = t.stack->take_node(backoff_);
+      if (node == no_block) break;  // no node to be had: the rest goes to the vector
+      const batch piece = piece_at(i);
+      t.stack->nodes[node].held = piece;
+      count_moved(t, owner, c, piece.count);
+      t.stack->full.push(t.stack->nodes, node, backoff_);  // (then the node is another thread's)
+    }
+    if (i >= n) return;
+  }
+  std::lock_guard lock(t.mutex);
+  try {
+    t.batches.reserve(t.batches.size() + (n - i + size - 1) / size);
+    for (std::size_t j = i; j < n; j += size) t.batches.push_back(piece_at(j));
+    count_moved(t, owner, c, static_cast<std::int64_t>(n - i));
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cudapool: tls transfer layer out of host memory; %zu blocks lost\n", n - i);
+  }
+  t.batches_size.store(t.batches.size(), std::memory_order_relaxed);
 }
 
 void tls_free_lists::push_chain_transfer(core::size_class c, core::block_chain chain) noexcept {
@@ -441,7 +516,12 @@ core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {
 }
 
 std::size_t tls_free_lists::free_blocks(core::size_class c) const noexcept {
-  return transfer_[c].blocks.load(std::memory_order_relaxed);
+  std::int64_t n = transfer_[c].blocks.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(shared_->mutex);
+    for (const thread_cache* tc : shared_->caches) n += tc->moved[c].load(std::memory_order_relaxed);
+  }
+  return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
 std::size_t tls_free_lists::cached_blocks(core::size_class c) const noexcept {

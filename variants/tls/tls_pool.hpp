@@ -31,6 +31,7 @@
 
 #include "core/basic_pool.hpp"
 #include "core/asymmetric_fence.hpp"
+#include "core/block_table.hpp"
 #include "core/tagged_stack.hpp"
 
 namespace cudapool {
@@ -53,10 +54,7 @@ class tls_free_lists {
     bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
-    if (n == 0) [[unlikely]] {
-      end_op(*tc);
-      return pop_slow(*tc, c);
-    }
+    if (n == 0) [[unlikely]] return refill_in_op(*tc, c);
     b.count.store(n - 1, std::memory_order_relaxed);
     const core::free_block blk = b.slots[n - 1];
     end_op(*tc);
@@ -70,10 +68,7 @@ class tls_free_lists {
     bin& b = last_.bins[c];  // == tc->bins[c], one dependent load shorter
     ++tc->ops;
     const std::uint32_t n = b.count.load(std::memory_order_relaxed);
-    if (n == b.capacity) [[unlikely]] {
-      end_op(*tc);
-      return push_guarded(*tc, c, blk);
-    }
+    if (n == b.capacity) [[unlikely]] return overflow_in_op(*tc, c, blk);
     b.slots[n] = blk;
     b.count.store(n + 1, std::memory_order_relaxed);
     end_op(*tc);
@@ -98,7 +93,7 @@ class tls_free_lists {
 
  private:
   static constexpr std::uint32_t max_capacity_batches = 4;
-  static constexpr std::uint32_t max_batch = 32;  // batch sizes are clamp(64 KiB / block bytes, 2, 32)
+  static constexpr std::uint32_t max_batch = 32;  // batch sizes: clamp(tls_batch_bytes / block bytes, 2, 32)
 
   // What the transfer layer holds: up to one batch of one class.
   struct batch {
@@ -125,6 +120,10 @@ class tls_free_lists {
     std::mutex mutex;                             // owner's slow paths and drainers
     std::uint64_t ops = 0;       // operations so far (owner); read by the idle pass while it drains
     std::uint64_t ops_seen = 0;  // ops at the previous idle pass (idle pass only)
+    // Per class, blocks this thread put into the transfer layer minus blocks it took out (written
+    // by the owner, summed by stats): the transfer layer's count needs no line that every thread
+    // writes. Folded into transfer::blocks when the cache is unregistered.
+    std::unique_ptr<std::atomic<std::int64_t>[]> moved;
     std::unique_ptr<bin[]> bins;
     std::unique_ptr<core::free_block[]> storage;
     // Per class, the owner's moodycamel producer and consumer tokens (queue layer), made on first
@@ -178,7 +177,12 @@ class tls_free_lists {
   [[gnu::noinline]] core::free_block pop_slow(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] core::free_block pop_guarded(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] void push_guarded(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
-  // The *_locked functions run with tc.mutex held by the owner, or by a drainer that claimed tc.
+  // The owner's refill and overflow inside its operation (begin_op): drainers wait for it, so no
+  // lock is taken. Both end the operation. An empty transfer layer continues in pop_slow.
+  [[gnu::noinline]] core::free_block refill_in_op(thread_cache& tc, core::size_class c) noexcept;
+  [[gnu::noinline]] void overflow_in_op(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
+  // The *_locked functions run with exclusive access to tc: its owner inside an operation or with
+  // tc.mutex held, or a drainer that claimed tc.
   core::free_block refill_locked(thread_cache& tc, core::size_class c) noexcept;
   void overflow_locked(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
   // For a thread without a cache: one block of a batch (the rest goes back), or a single block in.
@@ -194,6 +198,11 @@ class tls_free_lists {
   bool take_batch(core::size_class c, batch& out, thread_cache* owner = nullptr) noexcept;
   // The owner's tokens for class c (made on first use), or null (no owner, out of host memory).
   queue_tokens* tokens_of(thread_cache* owner, core::size_class c) noexcept;
+  // Counts n blocks into (n < 0: out of) class c's transfer layer, on the owner's own count when
+  // the caller is the cache's owner.
+  void count_moved(transfer& t, thread_cache* owner, core::size_class c, std::int64_t n) noexcept;
+  // Moves a cache's counts into the shared ones (the cache is being unregistered; shared mutex held).
+  void fold_moved(thread_cache& tc) noexcept;
   // Gives the top n blocks of a bin to the transfer layer. Caller holds the cache lock.
   void give_from_bin(core::size_class c, bin& b, std::uint32_t n, thread_cache* owner = nullptr) noexcept;
   // Links the blocks of an array into `chain` (trim's take_all).
@@ -206,6 +215,7 @@ class tls_free_lists {
   std::vector<std::uint32_t> batch_;  // per class: clamp(64 KiB / block bytes, 2, 32)
   std::vector<std::size_t> block_bytes_;
   const std::size_t cache_budget_;
+  const core::backoff_policy backoff_;  // the lock-free stack layer's
   // Sum over all caches of capacity x block bytes: a bound on what caches can hold, changed only
   // on slow paths (capacity growth, drains).
   std::atomic<std::size_t> cache_capacity_bytes_{0};

@@ -14,8 +14,14 @@ namespace cudapool::testing {
 struct mutex_transfer {
   static void apply(pool_options& o) { o.tls_transfer = pool_options::transfer_layer::mutex_batches; }
 };
+// And as a lock-free stack of batch nodes.
+struct stack_transfer {
+  static void apply(pool_options& o) { o.tls_transfer = pool_options::transfer_layer::lockfree_stack; }
+};
 using tls_configs = ::testing::Types<on_sim<tls_pool>, on_cuda<tls_pool>, with_options<on_sim<tls_pool>, mutex_transfer>,
-                                     with_options<on_cuda<tls_pool>, mutex_transfer>>;
+                                     with_options<on_cuda<tls_pool>, mutex_transfer>,
+                                     with_options<on_sim<tls_pool>, stack_transfer>,
+                                     with_options<on_cuda<tls_pool>, stack_transfer>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(tls, conformance, tls_configs);
 
 namespace {

@@ -49,6 +49,10 @@ struct pool_options {
 
   // The tls variant: what all per-thread caches together may hold (capacity x block size).
   std::size_t cache_budget_bytes = std::size_t{256} << 20;
+  // The tls variant's batch, the unit the transfer layer moves and a cache refills: about this many
+  // bytes of blocks, clamp(tls_batch_bytes / block bytes, 2, 32) blocks. A thread's cache holds up
+  // to 4 batches per class.
+  std::size_t tls_batch_bytes = std::size_t{64} << 10;
   // The tls variant's transfer layer, which moves whole batches between thread caches: a lock-free
   // moodycamel::ConcurrentQueue of batches per class, or a mutex per class over a vector of
   // batches (tcmalloc's transfer cache). Measured side by side on the H200 host (bench labels
@@ -56,7 +60,9 @@ struct pool_options {
   // M pairs/s; larson within 3-7%; pair at 64 threads 3-6% faster, at 16 threads 16-18% slower.
   // The queue is the default: it serves blocks that move between threads, which is what the
   // layer is for.
-  enum class transfer_layer { concurrent_queue, mutex_batches };
+  // A third layer, a lock-free stack of batch heads (tagged Treiber stacks of batch nodes, with a
+  // second stack recycling empty nodes), is measured beside them (bench label tls-stack).
+  enum class transfer_layer { concurrent_queue, mutex_batches, lockfree_stack };
   transfer_layer tls_transfer = transfer_layer::concurrent_queue;
 
   // Double-free detection by one atomic compare-and-swap per free. Off: a plain load and store,
