@@ -21,6 +21,7 @@ set(cases
   "--variant=no_such_variant"
   "--backend=gpu"
   "--inject=bogus"
+  "--tls-transfer=bogus"
   "--no-such-option"
 )
 set(failures 0)

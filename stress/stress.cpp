@@ -3,7 +3,8 @@
 //   stress [--variant=mutex|lockfree|tls|stream] [--backend=auto|cuda|sim] [--threads=N]
 //          [--streams=N] [--duration=SECONDS | --ops=N] [--seed=N]
 //          [--sizes=fixed:BYTES|classes|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
-//          [--json=FILE] [--inject=none|early-reuse|double-handout] [--quiet]
+//          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
+//          [--quiet]
 //
 // Exit status: 0 when the run saw no violation, 1 when it saw any (the first few are printed),
 // 2 for a bad command line (one line on stderr).
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   double cross_stream = 0.1;
   std::string json_path;
   std::string inject = "none";
+  std::string tls_transfer = "queue";
   bool quiet = false;
 
   app.add_option("--variant", variant, "pool variant (mutex, lockfree, tls, stream; those built)")->capture_default_str();
@@ -65,6 +67,8 @@ int main(int argc, char** argv) {
   app.add_option("--cross-stream", cross_stream, "fraction of blocks freed on another stream")->capture_default_str();
   app.add_option("--json", json_path, "also write the summary as JSON to FILE");
   app.add_option("--inject", inject, "none, early-reuse or double-handout: break the pool on purpose")
+      ->capture_default_str();
+  app.add_option("--tls-transfer", tls_transfer, "tls variant: its transfer layer, queue, mutex or stack")
       ->capture_default_str();
   app.add_flag("--quiet", quiet, "no progress lines (the header and the summary are still printed)");
 
@@ -82,6 +86,7 @@ int main(int argc, char** argv) {
     config.handoff = handoff;
     config.cross_stream = cross_stream;
     config.inject = parse_fault(inject);
+    config.tls_transfer = parse_transfer_layer(tls_transfer);
     config.progress = !quiet;
     validate(config);
   } catch (const CLI::ParseError& e) {

@@ -98,6 +98,14 @@ backend_choice parse_backend_choice(std::string_view text) {
   throw config_error("--backend: unknown backend '" + std::string(text) + "' (expected auto, cuda or sim)");
 }
 
+pool_options::transfer_layer parse_transfer_layer(std::string_view text) {
+  using layer = pool_options::transfer_layer;
+  if (text == "queue") return layer::concurrent_queue;
+  if (text == "mutex") return layer::mutex_batches;
+  if (text == "stack") return layer::lockfree_stack;
+  throw config_error("--tls-transfer: unknown layer '" + std::string(text) + "' (expected queue, mutex or stack)");
+}
+
 fault parse_fault(std::string_view text) {
   for (fault f : {fault::none, fault::early_reuse, fault::double_handout}) {
     if (text == to_string(f)) return f;
@@ -1138,6 +1146,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   pool_options options;
   options.on_invalid_free = &on_invalid_free;
   options.invalid_free_context = &violations;
+  options.tls_transfer = config.tls_transfer;
   std::unique_ptr<any_pool> pool = make_pool(config.variant, opened.device, options);
   double_handout_pool* doubler = nullptr;
   if (config.inject == fault::early_reuse) {

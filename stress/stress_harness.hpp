@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cudapool/options.hpp"
 #include "cudapool/stats.hpp"
 
 namespace cudapool::stress {
@@ -110,6 +111,8 @@ struct stress_config {
   double handoff = 0.1;       // fraction of retired blocks handed to another thread
   double cross_stream = 0.1;  // fraction of retired blocks freed on another stream
   fault inject = fault::none;
+  // The tls variant's transfer layer (pool_options::tls_transfer); ignored by the others.
+  pool_options::transfer_layer tls_transfer = pool_options::transfer_layer::concurrent_queue;
   bool progress = true;  // a progress line about every second (--quiet turns it off)
 
   // Not on the command line.
@@ -126,6 +129,9 @@ struct stress_config {
   // ~50 us each with Linux timer slack, would slow every run down.
   std::chrono::nanoseconds sim_max_latency{0};
 };
+
+// "queue", "mutex" or "stack" (--tls-transfer). Throws config_error.
+[[nodiscard]] pool_options::transfer_layer parse_transfer_layer(std::string_view text);
 
 // Throws config_error for a configuration run_stress would reject.
 void validate(const stress_config& config);
