@@ -76,10 +76,10 @@ std::vector<allocator_config> allocators(bool with_peers) {
     stack_layer.tls_transfer = cudapool::pool_options::transfer_layer::lockfree_stack;
     stack_layer.backoff = {1, 64};
     all.push_back({"tls-stack", allocator_config::kind::pool, "tls", stack_layer, true});
-    // Batches of 128 KiB (32 blocks of 4 KiB) against the default 64 KiB: the batch-size default.
-    cudapool::pool_options big_batches;
-    big_batches.tls_batch_bytes = std::size_t{128} << 10;
-    all.push_back({"tls-batch128k", allocator_config::kind::pool, "tls", big_batches, true});
+    // Batches of 64 KiB (16 blocks of 4 KiB) against the default 128 KiB: the batch-size default.
+    cudapool::pool_options small_batches;
+    small_batches.tls_batch_bytes = std::size_t{64} << 10;
+    all.push_back({"tls-batch64k", allocator_config::kind::pool, "tls", small_batches, true});
   }
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});

@@ -212,7 +212,7 @@ class tls_free_lists {
 
   core::block_table& blocks_;
   const std::size_t class_count_;
-  std::vector<std::uint32_t> batch_;  // per class: clamp(64 KiB / block bytes, 2, 32)
+  std::vector<std::uint32_t> batch_;  // per class: clamp(tls_batch_bytes / block bytes, 2, 32)
   std::vector<std::size_t> block_bytes_;
   const std::size_t cache_budget_;
   const core::backoff_policy backoff_;  // the lock-free stack layer's
