@@ -80,6 +80,9 @@ std::vector<allocator_config> allocators(bool with_peers) {
     cudapool::pool_options small_batches;
     small_batches.tls_batch_bytes = std::size_t{64} << 10;
     all.push_back({"tls-batch64k", allocator_config::kind::pool, "tls", small_batches, true});
+    cudapool::pool_options big_batches;  // and 256 KiB (64 blocks of 4 KiB)
+    big_batches.tls_batch_bytes = std::size_t{256} << 10;
+    all.push_back({"tls-batch256k", allocator_config::kind::pool, "tls", big_batches, true});
   }
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});

@@ -113,7 +113,9 @@ tls_free_lists::tls_free_lists(core::pool_core& core)
       transfer_(std::make_unique<transfer[]>(class_count_)),
       shared_(std::make_shared<shared_state>()) {
   if (core.options().tls_transfer == pool_options::transfer_layer::concurrent_queue) {
-    for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].queue.emplace();
+    // No preallocated queue blocks (6 of 32 batches by default, 200 KiB per class): a class's
+    // queue takes memory when batches of it first move.
+    for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].queue.emplace(0);
   }
   if (core.options().tls_transfer == pool_options::transfer_layer::lockfree_stack) {
     for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].stack = std::make_unique<transfer::stack_layer>();

@@ -93,7 +93,7 @@ class tls_free_lists {
 
  private:
   static constexpr std::uint32_t max_capacity_batches = 4;
-  static constexpr std::uint32_t max_batch = 32;  // batch sizes: clamp(tls_batch_bytes / block bytes, 2, 32)
+  static constexpr std::uint32_t max_batch = 64;  // batch sizes: clamp(tls_batch_bytes / block bytes, 2, 64)
 
   // What the transfer layer holds: up to one batch of one class.
   struct batch {
@@ -212,7 +212,7 @@ class tls_free_lists {
 
   core::block_table& blocks_;
   const std::size_t class_count_;
-  std::vector<std::uint32_t> batch_;  // per class: clamp(tls_batch_bytes / block bytes, 2, 32)
+  std::vector<std::uint32_t> batch_;  // per class: clamp(tls_batch_bytes / block bytes, 2, max_batch)
   std::vector<std::size_t> block_bytes_;
   const std::size_t cache_budget_;
   const core::backoff_policy backoff_;  // the lock-free stack layer's

@@ -50,7 +50,7 @@ struct pool_options {
   // The tls variant: what all per-thread caches together may hold (capacity x block size).
   std::size_t cache_budget_bytes = std::size_t{256} << 20;
   // The tls variant's batch, the unit the transfer layer moves and a cache refills: about this many
-  // bytes of blocks, clamp(tls_batch_bytes / block bytes, 2, 32) blocks. A thread's cache holds up
+  // bytes of blocks, clamp(tls_batch_bytes / block bytes, 2, 64) blocks. A thread's cache holds up
   // to 4 batches per class. 128 KiB against 64 KiB on the H200 host (bench labels tls and
   // tls-batch64k, docs/results.md): producer -> consumer at 16 threads 104 against 89 M pairs/s,
   // larson at 16 threads 97 against 66 M/s, pair the same within noise.
