@@ -76,13 +76,13 @@ std::vector<allocator_config> allocators(bool with_peers) {
     stack_layer.tls_transfer = cudapool::pool_options::transfer_layer::lockfree_stack;
     stack_layer.backoff = {1, 64};
     all.push_back({"tls-stack", allocator_config::kind::pool, "tls", stack_layer, true});
-    // Batches of 64 KiB (16 blocks of 4 KiB) against the default 128 KiB: the batch-size default.
-    cudapool::pool_options small_batches;
-    small_batches.tls_batch_bytes = std::size_t{64} << 10;
-    all.push_back({"tls-batch64k", allocator_config::kind::pool, "tls", small_batches, true});
-    cudapool::pool_options big_batches;  // and 256 KiB (64 blocks of 4 KiB)
-    big_batches.tls_batch_bytes = std::size_t{256} << 10;
-    all.push_back({"tls-batch256k", allocator_config::kind::pool, "tls", big_batches, true});
+    // Batches of 64 and 128 KiB (16 and 32 blocks of 4 KiB) against the default 256 KiB (64): the
+    // batch-size default.
+    for (const std::size_t kib : {64, 128}) {
+      cudapool::pool_options o;
+      o.tls_batch_bytes = kib << 10;
+      all.push_back({"tls-batch" + std::to_string(kib) + "k", allocator_config::kind::pool, "tls", o, true});
+    }
   }
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});

@@ -51,10 +51,10 @@ struct pool_options {
   std::size_t cache_budget_bytes = std::size_t{256} << 20;
   // The tls variant's batch, the unit the transfer layer moves and a cache refills: about this many
   // bytes of blocks, clamp(tls_batch_bytes / block bytes, 2, 64) blocks. A thread's cache holds up
-  // to 4 batches per class. 128 KiB against 64 KiB on the H200 host (bench labels tls and
-  // tls-batch64k, docs/results.md): producer -> consumer at 16 threads 104 against 89 M pairs/s,
-  // larson at 16 threads 97 against 66 M/s, pair the same within noise.
-  std::size_t tls_batch_bytes = std::size_t{128} << 10;
+  // to 4 batches per class. Measured on the H200 host (docs/results.md, "Fifth H200 run"):
+  // producer -> consumer at 16 threads 64 KiB 78-89, 128 KiB 93-104, 256 KiB 114 M pairs/s (4 KiB
+  // blocks: batches of 16, 32, 64); larson and pair the same within noise.
+  std::size_t tls_batch_bytes = std::size_t{256} << 10;
   // The tls variant's transfer layer, which moves whole batches between thread caches: a lock-free
   // moodycamel::ConcurrentQueue of batches per class, or a mutex per class over a vector of
   // batches (tcmalloc's transfer cache). Measured side by side on the H200 host (bench labels
