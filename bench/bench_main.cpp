@@ -45,8 +45,8 @@ std::vector<allocator_config> allocators(bool with_peers) {
   if (with_peers) {
     for (const std::string& p : bench::peer_names()) {
       allocator_config c{p, allocator_config::kind::peer, p, {}};
-      // Run time of the GPU suite (min_time 0.1 s x 3 repetitions, 438 benchmarks: about 5
-      // minutes estimated for the 16-core H200 host; the sim suite's 278 take 200 s on 2 cores). cudaMalloc/cudaFree take device-wide locks (2.3-84 us per pair there)
+      // Run time of the GPU suite (min_time 0.1 s x 3 repetitions): cudaMalloc/cudaFree take
+      // device-wide locks (2.3-84 us per pair there)
       // and do not scale: its curves are flat well before 16 threads, so it stops at 16 threads,
       // and at 4 in larson, where one iteration is 4096 operations per thread (16 threads would
       // be seconds per iteration).
@@ -117,7 +117,8 @@ void usage() {
       "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
       "  --trace=FILE        replay FILE too (repeatable)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
-      "prodcons, larson, streams, replay. Google Benchmark's own flags follow.\n\n");
+      "prodcons, larson, streams, replay; limit (no pool: the bare mechanism). Google Benchmark's own\n"
+      "flags follow.\n\n");
 }
 
 }  // namespace
