@@ -34,6 +34,7 @@
 // through, and every "user" between alloc and free is an opaque asm with a memory clobber, so the
 // stack's count and slots go through memory as they do when alloc and free are separate calls.
 #include "limits.hpp"
+#include "spin_wait.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -71,25 +72,6 @@ constexpr std::uint32_t live_4k = (state_live << 30) | block_bytes;
   std::abort();
 }
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Spin briefly, then yield: the host may run more benchmark threads than cores.
-struct spin_wait {
-  unsigned spins = 0;
-  void operator()() noexcept {
-    if (++spins < 64) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-};
 
 // ---- the pool's host metadata, re-done in a few lines ------------------------------------------
 

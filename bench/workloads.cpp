@@ -5,6 +5,7 @@
 #include "mutex/mutex_pool.hpp"
 #include "stream/stream_pool.hpp"
 #include "tls/tls_pool.hpp"
+#include "spin_wait.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -35,25 +36,6 @@ constexpr std::size_t mib = 1024 * 1024;
 
 // ---- small tools -----------------------------------------------------------------------------
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Spin briefly, then yield: the hosts may run more benchmark threads than cores.
-struct spin_wait {
-  unsigned spins = 0;
-  void operator()() noexcept {
-    if (++spins < 64) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-};
 
 // xorshift64*: cheap enough for the timed loops.
 struct fast_random {
