@@ -98,11 +98,23 @@ backend_choice parse_backend_choice(std::string_view text) {
   throw config_error("--backend: unknown backend '" + std::string(text) + "' (expected auto, cuda or sim)");
 }
 
+std::string_view to_string(pool_options::transfer_layer l) noexcept {
+  switch (l) {
+    case pool_options::transfer_layer::concurrent_queue:
+      return "queue";
+    case pool_options::transfer_layer::mutex_batches:
+      return "mutex";
+    case pool_options::transfer_layer::lockfree_stack:
+      return "stack";
+  }
+  return "?";
+}
+
 pool_options::transfer_layer parse_transfer_layer(std::string_view text) {
   using layer = pool_options::transfer_layer;
-  if (text == "queue") return layer::concurrent_queue;
-  if (text == "mutex") return layer::mutex_batches;
-  if (text == "stack") return layer::lockfree_stack;
+  for (layer l : {layer::concurrent_queue, layer::mutex_batches, layer::lockfree_stack}) {
+    if (text == to_string(l)) return l;
+  }
   throw config_error("--tls-transfer: unknown layer '" + std::string(text) + "' (expected queue, mutex or stack)");
 }
 
@@ -1130,6 +1142,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
 
   stress_result result;
   result.variant = config.variant;
+  if (config.variant == "tls") result.tls_transfer = to_string(config.tls_transfer);
   result.threads = config.threads;
   result.streams = config.streams;
   result.seed = config.seed;
@@ -1309,7 +1322,7 @@ void print_summary(const stress_result& r, std::ostream& out) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f s", r.seconds);
   out << "stress summary\n";
-  row("variant", r.variant);
+  row("variant", r.variant + (r.tls_transfer.empty() ? "" : " (transfer layer: " + r.tls_transfer + ")"));
   row("backend", r.backend + (r.backend_note.empty() ? "" : " (" + r.backend_note + ")"));
   row("threads", std::to_string(r.threads));
   row("streams", std::to_string(r.streams));
@@ -1344,7 +1357,8 @@ void print_summary(const stress_result& r, std::ostream& out) {
 std::string to_json(const stress_result& r) {
   std::ostringstream out;
   out.precision(6);
-  out << "{\"variant\":" << json_string(r.variant) << ",\"backend\":" << json_string(r.backend)
+  out << "{\"variant\":" << json_string(r.variant) << ",\"tls_transfer\":" << json_string(r.tls_transfer)
+      << ",\"backend\":" << json_string(r.backend)
       << ",\"backend_note\":" << json_string(r.backend_note) << ",\"threads\":" << r.threads
       << ",\"streams\":" << r.streams << ",\"seed\":" << r.seed << ",\"sizes\":" << json_string(r.sizes)
       << ",\"trace_scale\":" << r.trace_scale << ",\"inject\":" << json_string(to_string(r.inject))

@@ -132,6 +132,7 @@ struct stress_config {
 
 // "queue", "mutex" or "stack" (--tls-transfer). Throws config_error.
 [[nodiscard]] pool_options::transfer_layer parse_transfer_layer(std::string_view text);
+[[nodiscard]] std::string_view to_string(pool_options::transfer_layer l) noexcept;
 
 // Throws config_error for a configuration run_stress would reject.
 void validate(const stress_config& config);
@@ -139,6 +140,7 @@ void validate(const stress_config& config);
 struct stress_result {
   // What ran.
   std::string variant;
+  std::string tls_transfer;  // variant tls: its transfer layer ("queue", "mutex", "stack"); else empty
   std::string backend;       // "sim" or "cuda"
   std::string backend_note;  // how --backend=auto decided, or empty
   unsigned threads = 0;

@@ -251,14 +251,20 @@ TEST(StressInject, EarlyReuseIsCaught) {
 
 // ---- configuration ------------------------------------------------------------------------------
 
-void expect_refused(const stress_config& c, const std::string& says) {
+// `f` must throw a one-line config_error that says `says`.
+template <class F>
+void expect_config_error(F&& f, const std::string& says) {
   try {
-    validate(c);
+    f();
     ADD_FAILURE() << "accepted; expected an error saying '" << says << "'";
   } catch (const config_error& e) {
     EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "not one line: " << e.what();
   }
+}
+
+void expect_refused(const stress_config& c, const std::string& says) {
+  expect_config_error([&] { validate(c); }, says);
 }
 
 TEST(StressConfig, RefusesBadValues) {
@@ -318,20 +324,10 @@ TEST(StressConfig, RefusesBadTraces) {
   EXPECT_THROW((void)parse_size_spec("trace:" + ::testing::TempDir() + "stress_test_no_such_file.csv"), config_error);
 
   const temp_file empty("empty_trace.csv", "# nothing\nop,id,bytes,stream\nf,1,512,0\n");
-  try {
-    (void)load_trace(empty.path());
-    ADD_FAILURE() << "an empty trace was accepted";
-  } catch (const config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("no allocations"), std::string::npos) << e.what();
-  }
+  expect_config_error([&] { (void)load_trace(empty.path()); }, "no allocations");
 
   const temp_file malformed("malformed_trace.csv", "a,0,512,0\na,1,lots,0\n");
-  try {
-    (void)load_trace(malformed.path());
-    ADD_FAILURE() << "a malformed trace was accepted";
-  } catch (const config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
-  }
+  expect_config_error([&] { (void)load_trace(malformed.path()); }, "line 2");
 
   const temp_file bad_op("bad_op_trace.csv", "x,0,512,0\n");
   EXPECT_THROW((void)load_trace(bad_op.path()), config_error);
@@ -346,6 +342,10 @@ TEST(StressConfig, ParsesBackendsAndFaults) {
   EXPECT_EQ(parse_fault("early-reuse"), fault::early_reuse);
   EXPECT_EQ(parse_fault("double-handout"), fault::double_handout);
   EXPECT_THROW((void)parse_fault("late-reuse"), config_error);
+  EXPECT_EQ(parse_transfer_layer("queue"), pool_options::transfer_layer::concurrent_queue);
+  EXPECT_EQ(parse_transfer_layer("mutex"), pool_options::transfer_layer::mutex_batches);
+  EXPECT_EQ(parse_transfer_layer("stack"), pool_options::transfer_layer::lockfree_stack);
+  expect_config_error([] { (void)parse_transfer_layer("list"); }, "--tls-transfer");
 }
 
 // ---- the report ---------------------------------------------------------------------------------
@@ -364,6 +364,19 @@ TEST(StressReport, SummaryAndJsonSayWhatRan) {
   EXPECT_NE(json.find("\"result\":\"pass\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"seed\":42"), std::string::npos) << json;
   EXPECT_NE(json.find("\"pool_stats\":{"), std::string::npos) << json;
+}
+
+TEST(StressReport, SaysWhichTlsTransferLayerRan) {
+  stress_config c = small_run();
+  c.variant = "tls";
+  c.tls_transfer = pool_options::transfer_layer::lockfree_stack;
+  c.ops = 200;
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed());
+  std::ostringstream summary;
+  print_summary(r, summary);
+  EXPECT_NE(summary.str().find("tls (transfer layer: stack)"), std::string::npos) << summary.str();
+  EXPECT_NE(to_json(r).find("\"tls_transfer\":\"stack\""), std::string::npos) << to_json(r);
 }
 
 }  // namespace
