@@ -13,7 +13,7 @@
 //                             a relaxed load of the word (as pool_core::retire): the one atomic
 //                             state change per block that the issue mandates.
 //   limit/stack+state+lookup  as stack+state, but the free gets only the address and finds the
-//                             entry as pool_core::lookup does: a two-level radix page map (48-bit
+//                             entry as pool_core::lookup does: the pool's two-level page map (48-bit
 //                             addresses, 64 KiB pages) to the slab's descriptor, base and bounds
 //                             checks, the index by Lemire's fastdiv, the interior check; then the
 //                             CAS. Thread t's slab: 16 blocks of 4 KiB at 0x7f0000000000 + t * 64 KiB.
@@ -35,6 +35,8 @@
 // stack's count and slots go through memory as they do when alloc and free are separate calls.
 #include "limits.hpp"
 #include "spin_wait.hpp"
+#include "spsc_ring.hpp"
+#include "core/page_map.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -106,33 +108,10 @@ struct slab_desc {
   entry* entries = nullptr;      // &table[first_block]
 };
 
-// core::page_map: 48-bit addresses, 64 KiB pages, 2^16 leaf pointers of 2^16 words each.
-struct page_map {
-  struct leaf {
-    std::atomic<std::uintptr_t> values[1 << 16] = {};
-  };
-  std::unique_ptr<std::atomic<leaf*>[]> top = std::make_unique<std::atomic<leaf*>[]>(1 << 16);
-  std::unique_ptr<leaf> only_leaf = std::make_unique<leaf>();  // every fake slab is in one leaf
-
-  [[gnu::always_inline]] std::uintptr_t find(std::uintptr_t addr) const noexcept {
-    const std::uintptr_t page = addr >> 16;
-    if (page >> 32) return 0;
-    const leaf* l = top[page >> 16].load(std::memory_order_acquire);
-    if (l == nullptr) return 0;
-    return l->values[page & 0xffff].load(std::memory_order_acquire);
-  }
-  void set(std::uintptr_t page_base, std::uintptr_t value) {
-    const std::uintptr_t page = page_base >> 16;
-    if ((page >> 16) != (fake_base >> 32)) broken("a fake slab outside the one leaf");
-    top[page >> 16].store(only_leaf.get(), std::memory_order_release);
-    only_leaf->values[page & 0xffff].store(value, std::memory_order_release);
-  }
-};
-
 // Free by address: pool_core::lookup, then retire. The block's index, or no_block for anything
 // but the start of a live block.
-[[gnu::always_inline]] inline std::uint32_t free_by_address(const page_map& pages, std::uintptr_t addr) noexcept {
-  const auto* s = reinterpret_cast<const slab_desc*>(pages.find(addr));
+[[gnu::always_inline]] inline std::uint32_t free_by_address(const cudapool::core::page_map& pages, std::uintptr_t addr) noexcept {
+  const auto* s = reinterpret_cast<const slab_desc*>(pages.find(reinterpret_cast<const void*>(addr)));
   if (s == nullptr) return no_block;
   const std::uintptr_t base = s->base.load(std::memory_order_acquire);
   if (base == 0 || addr < base) return no_block;
@@ -157,53 +136,8 @@ struct alignas(64) index_stack {
 
 // ---- prodcons's transfer layer -----------------------------------------------------------------
 
-// Addresses, producer -> consumer: workloads.cpp's spsc_ring (tail published every 32 pushes, on a
-// full ring and at flush(); head every 32 pops and on an empty ring). 0 is "empty".
-class address_ring {
- public:
-  static constexpr std::size_t capacity = 1024;
-  static constexpr std::size_t batch = 32;
-  bool push(std::uintptr_t p) noexcept {
-    if (tail_local_ - head_cache_ == capacity) {
-      publish_tail();
-      head_cache_ = head_.load(std::memory_order_acquire);
-      if (tail_local_ - head_cache_ == capacity) return false;
-    }
-    slots_[tail_local_ % capacity] = p;
-    if (++tail_local_ - tail_published_ >= batch) publish_tail();
-    return true;
-  }
-  void flush() noexcept { publish_tail(); }
-  std::uintptr_t pop() noexcept {
-    if (head_local_ == tail_cache_) {
-      publish_head();
-      tail_cache_ = tail_.load(std::memory_order_acquire);
-      if (head_local_ == tail_cache_) return 0;
-    }
-    const std::uintptr_t p = slots_[head_local_ % capacity];
-    if (++head_local_ - head_published_ >= batch) publish_head();
-    return p;
-  }
-
- private:
-  void publish_tail() noexcept {
-    tail_published_ = tail_local_;
-    tail_.store(tail_local_, std::memory_order_release);
-  }
-  void publish_head() noexcept {
-    head_published_ = head_local_;
-    head_.store(head_local_, std::memory_order_release);
-  }
-  alignas(64) std::atomic<std::size_t> head_{0};
-  alignas(64) std::size_t head_local_ = 0;  // consumer only
-  std::size_t head_published_ = 0;
-  std::size_t tail_cache_ = 0;
-  alignas(64) std::atomic<std::size_t> tail_{0};
-  alignas(64) std::size_t tail_local_ = 0;  // producer only
-  std::size_t tail_published_ = 0;
-  std::size_t head_cache_ = 0;
-  alignas(64) std::array<std::uintptr_t, capacity> slots_{};
-};
+// Addresses, producer -> consumer: prodcons's ring (spsc_ring.hpp). 0 is "empty".
+using address_ring = spsc_ring<std::uintptr_t>;
 
 // Batches of 16 indices, consumer -> producer, each published on its own. 64 slots hold every
 // block of a pair, so a push never finds it full (it would fail, not wait).
@@ -264,7 +198,7 @@ struct world {
       s.entries = &entries[s.first_block];
       for (std::uint32_t i = 0; i < slab_blocks; ++i) s.entries[i].address_and_class = (base + i * block_bytes) | size_class;
       s.base.store(base, std::memory_order_release);
-      pages.set(base, reinterpret_cast<std::uintptr_t>(&s));
+      pages.set(reinterpret_cast<const void*>(base), slab_span, reinterpret_cast<std::uintptr_t>(&s));
     }
   }
   void reset_slab(std::uint32_t k) noexcept {
@@ -273,7 +207,7 @@ struct world {
 
   alignas(64) entry entries[slab_count * slab_blocks];  // slab k's range: 256 bytes, 64-aligned
   slab_desc slabs[slab_count];
-  page_map pages;
+  cudapool::core::page_map pages;  // the pool's own page map
   channel channels[max_threads / 2];
 };
 

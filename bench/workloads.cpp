@@ -6,6 +6,7 @@
 #include "stream/stream_pool.hpp"
 #include "tls/tls_pool.hpp"
 #include "spin_wait.hpp"
+#include "spsc_ring.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -60,59 +61,6 @@ std::vector<std::size_t> log_uniform_sizes(std::size_t count, std::size_t lo, st
   return sizes;
 }
 
-// A bounded single-producer single-consumer ring of pointers that hands over in batches, as
-// xmalloc's threads pass blocks in batches: the producer publishes its tail every `batch` pushes
-// (and when the ring is full, and at flush()), the consumer its head every `batch` pops. Publishing
-// every element would move the ring's index lines between the two cores on every block and make
-// the ring, not the allocator, the bottleneck.
-class spsc_ring {
- public:
-  static constexpr std::size_t capacity = 1024;
-  static constexpr std::size_t batch = 32;
-  bool push(void* p) noexcept {
-    if (tail_local_ - head_cache_ == capacity) {
-      publish_tail();  // a consumer waiting on a full ring must see everything
-      head_cache_ = head_.load(std::memory_order_acquire);  // pairs with pop's release store
-      if (tail_local_ - head_cache_ == capacity) return false;
-    }
-    slots_[tail_local_ % capacity] = p;
-    if (++tail_local_ - tail_published_ >= batch) publish_tail();
-    return true;
-  }
-  // Producer: makes every pushed pointer visible (at the end of a run).
-  void flush() noexcept { publish_tail(); }
-  void* pop() noexcept {
-    if (head_local_ == tail_cache_) {
-      publish_head();
-      tail_cache_ = tail_.load(std::memory_order_acquire);  // pairs with publish_tail's release store
-      if (head_local_ == tail_cache_) return nullptr;
-    }
-    void* p = slots_[head_local_ % capacity];
-    if (++head_local_ - head_published_ >= batch) publish_head();
-    return p;
-  }
-
- private:
-  void publish_tail() noexcept {
-    tail_published_ = tail_local_;
-    tail_.store(tail_local_, std::memory_order_release);  // publishes the slots to pop's acquire load
-  }
-  void publish_head() noexcept {
-    head_published_ = head_local_;
-    head_.store(head_local_, std::memory_order_release);  // hands the slots back to push
-  }
-
-  alignas(64) std::atomic<std::size_t> head_{0};
-  alignas(64) std::size_t head_local_ = 0;  // consumer only
-  std::size_t head_published_ = 0;
-  std::size_t tail_cache_ = 0;              // consumer's view of tail_
-  alignas(64) std::atomic<std::size_t> tail_{0};
-  alignas(64) std::size_t tail_local_ = 0;  // producer only
-  std::size_t tail_published_ = 0;
-  std::size_t head_cache_ = 0;              // producer's view of head_
-  alignas(64) std::array<void*, capacity> slots_{};
-};
-
 // ---- the shared state of one benchmark run -------------------------------------------------
 
 // One per registered benchmark; every run (Google Benchmark runs a benchmark several times: the
@@ -143,7 +91,7 @@ struct run_context {
   std::string setup_error;
   std::atomic<bool> abort{false};   // a thread failed: partners stop waiting for it
   std::atomic<std::uint64_t> frees{0};
-  std::vector<std::unique_ptr<spsc_ring>> rings;  // prodcons
+  std::vector<std::unique_ptr<spsc_ring<void*>>> rings;  // prodcons
 };
 
 struct run_options {
@@ -386,7 +334,7 @@ void mix(benchmark::State& state, run_context& ctx, const allocator_config& conf
 void prodcons(benchmark::State& state, run_context& ctx, const allocator_config& config) {
   run_options options;
   options.setup = [](run_context& c, int threads) {
-    for (int k = 0; k < threads / 2; ++k) c.rings.push_back(std::make_unique<spsc_ring>());
+    for (int k = 0; k < threads / 2; ++k) c.rings.push_back(std::make_unique<spsc_ring<void*>>());
   };
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
@@ -394,7 +342,7 @@ void prodcons(benchmark::State& state, run_context& ctx, const allocator_config&
   const bool producer = run.thread() % 2 == 0;
   // An odd last thread (never registered) would have no partner.
   const bool has_ring = static_cast<std::size_t>(pair_index) < ctx.rings.size() && run.ok();
-  spsc_ring* ring = has_ring ? ctx.rings[pair_index].get() : nullptr;
+  spsc_ring<void*>* ring = has_ring ? ctx.rings[pair_index].get() : nullptr;
   const stream_ref producer_stream = run.home_of(pair_index * 2);
   if (ring == nullptr && run.ok()) run.fail("prodcons needs an even number of threads", false);
   std::atomic<bool>& abort = ctx.abort;

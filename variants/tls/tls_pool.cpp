@@ -88,7 +88,7 @@ struct alignas(64) tls_free_lists::transfer {
 };
 
 void tls_free_lists::count_moved(transfer& t, thread_cache* owner, core::size_class c, std::int64_t n) noexcept {
-  if (owner != nullptr && owner->moved) {
+  if (owner != nullptr) {
     std::atomic<std::int64_t>& m = owner->moved[c];
     m.store(m.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // the owner alone writes
   } else {
