@@ -83,14 +83,12 @@ class pool_core {
   // Marks block b, just taken from a free list by the caller, live for a request of `bytes`.
   [[gnu::always_inline]] void* hand_out(block_index b, std::size_t bytes) noexcept {
     block_entry& e = blocks_[b];
-    e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
-    counters_.add(alloc_counter(e.size_class()), 1, requested_counter, static_cast<std::int64_t>(bytes));
+    mark_live(e, e.size_class(), bytes);
     return e.address();
   }
   // As hand_out(b.index, bytes), for a caller that holds the block's address and class.
   [[gnu::always_inline]] void* hand_out(free_block b, size_class c, std::size_t bytes) noexcept {
-    blocks_[b.index].meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
-    counters_.add(alloc_counter(c), 1, requested_counter, static_cast<std::int64_t>(bytes));
+    mark_live(blocks_[b.index], c, bytes);
     return b.address;
   }
 
@@ -212,6 +210,11 @@ class pool_core {
   [[nodiscard]] pool_stats stats() const;
 
  private:
+  [[gnu::always_inline]] void mark_live(block_entry& e, size_class c, std::size_t bytes) noexcept {
+    e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
+    counters_.add(alloc_counter(c), 1, requested_counter, static_cast<std::int64_t>(bytes));
+  }
+
   struct slab_desc {
     // 0 while released. Written under the growth lock; read by lookup(), which may race with a
     // trim or growth only for an invalid free (its state check then rejects it).
