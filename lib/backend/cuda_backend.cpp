@@ -1,5 +1,11 @@
-// cuda_backend.cpp - the cudart backend: cudaMalloc'd chunks, pooled events, kernels for the
-// stream-ordered device operations.
+// cuda_backend.cpp - the cudart backend: cudaMalloc'd chunks, virtual memory (the driver's
+// cuMem* calls), pooled events, kernels for the stream-ordered device operations.
+//
+// Virtual memory: the driver's entry points come from cudaGetDriverEntryPointByVersion, so the
+// library links no libcuda (the driver is loaded by cudart anyway). One physical allocation per
+// page (cuMemCreate, cuMemMap), its handle released at once (the memory lives until its page is
+// unmapped), then one cuMemSetAccess over the run. page_bytes() is 0 when the device lacks
+// cudaDevAttrVirtualMemoryManagementSupported or an entry point is missing.
 //
 // Every CUDA call runs with the backend's device current (device_guard) and its status checked:
 // a failure throws backend_error naming the call, the error and the device, except in noexcept
@@ -37,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExtMem.h>
 
@@ -110,11 +117,75 @@ void check_range(const char* what, const void* p, std::size_t bytes) {
   }
 }
 
+// The driver's virtual memory entry points (null when the driver lacks one).
+struct driver_vm {
+  CUresult (*address_reserve)(CUdeviceptr*, std::size_t, std::size_t, CUdeviceptr, unsigned long long) = nullptr;
+  CUresult (*address_free)(CUdeviceptr, std::size_t) = nullptr;
+  CUresult (*create)(CUmemGenericAllocationHandle*, std::size_t, const CUmemAllocationProp*, unsigned long long) = nullptr;
+  CUresult (*release)(CUmemGenericAllocationHandle) = nullptr;
+  CUresult (*map)(CUdeviceptr, std::size_t, std::size_t, CUmemGenericAllocationHandle, unsigned long long) = nullptr;
+  CUresult (*unmap)(CUdeviceptr, std::size_t) = nullptr;
+  CUresult (*set_access)(CUdeviceptr, std::size_t, const CUmemAccessDesc*, std::size_t) = nullptr;
+  CUresult (*granularity)(std::size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) = nullptr;
+  CUresult (*error_name)(CUresult, const char**) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*device_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+
+  [[nodiscard]] bool complete() const noexcept {
+    return address_reserve && address_free && create && release && map && unmap && set_access && granularity &&
+           error_name && device_get && device_attribute;
+  }
+};
+
+template <class F>
+void load_entry(const char* symbol, F& fn) noexcept {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+      found == cudaDriverEntryPointSuccess) {
+    fn = reinterpret_cast<F>(p);
+  } else {
+    (void)cudaGetLastError();
+  }
+}
+
+driver_vm load_driver_vm() noexcept {
+  driver_vm d;
+  load_entry("cuMemAddressReserve", d.address_reserve);
+  load_entry("cuMemAddressFree", d.address_free);
+  load_entry("cuMemCreate", d.create);
+  load_entry("cuMemRelease", d.release);
+  load_entry("cuMemMap", d.map);
+  load_entry("cuMemUnmap", d.unmap);
+  load_entry("cuMemSetAccess", d.set_access);
+  load_entry("cuMemGetAllocationGranularity", d.granularity);
+  load_entry("cuGetErrorName", d.error_name);
+  load_entry("cuDeviceGet", d.device_get);
+  load_entry("cuDeviceGetAttribute", d.device_attribute);
+  return d;
+}
+
 class cuda_backend final : public backend {
  public:
   explicit cuda_backend(int device) : device_(device) {
     device_guard guard(device_);
     try {
+      std::size_t free_bytes = 0;
+      check(cudaMemGetInfo(&free_bytes, &memory_bytes_), "cudaMemGetInfo", device_);
+      vm_ = load_driver_vm();
+      int vmm = 0;
+      if (vm_.complete()) {
+        CUdevice dev = 0;
+        check_cu(vm_.device_get(&dev, device_), "cuDeviceGet");
+        check_cu(vm_.device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
+                 "cuDeviceGetAttribute (virtual memory management)");
+      }
+      if (vmm != 0) {
+        const CUmemAllocationProp prop = page_prop();
+        std::size_t granularity = 0;
+        check_cu(vm_.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+        page_bytes_ = granularity;
+      }
       void* state = nullptr;
       check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
       verify_state_ = static_cast<detail::verify_state*>(state);
@@ -189,6 +260,69 @@ class cuda_backend final : public backend {
 
   [[nodiscard]] std::size_t chunk_bytes() const noexcept override {
     return chunk_bytes_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override { return memory_bytes_; }
+
+  // ---- virtual memory ----
+
+  [[nodiscard]] std::size_t page_bytes() const noexcept override { return page_bytes_; }
+
+  [[nodiscard]] void* reserve_address(std::size_t bytes, std::size_t alignment) override {
+    if (page_bytes_ == 0) throw backend_error("cuda backend: reserve_address: no virtual memory support");
+    device_guard guard(device_);
+    CUdeviceptr base = 0;
+    check_cu(vm_.address_reserve(&base, bytes, alignment, 0, 0), "cuMemAddressReserve");
+    return reinterpret_cast<void*>(base);
+  }
+
+  void release_address(void* base, std::size_t bytes) noexcept override {
+    try {
+      device_guard guard(device_);
+      report_cu(vm_.address_free(reinterpret_cast<CUdeviceptr>(base), bytes), "cuMemAddressFree");
+    } catch (const backend_error& e) {
+      report(e.what());
+    }
+  }
+
+  [[nodiscard]] bool map(void* p, std::size_t bytes) override {
+    device_guard guard(device_);
+    check(cudaSetDevice(device_), "cudaSetDevice", device_);  // the primary context current for the driver
+    const auto base = reinterpret_cast<CUdeviceptr>(p);
+    const CUmemAllocationProp prop = page_prop();
+    std::size_t done = 0;
+    auto undo = [&] {
+      for (std::size_t off = 0; off < done; off += page_bytes_) report_cu(vm_.unmap(base + off, page_bytes_), "cuMemUnmap");
+    };
+    auto failed = [&](CUresult r, const char* call) {
+      undo();
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+      throw_cu(r, call);
+    };
+    for (; done < bytes; done += page_bytes_) {
+      CUmemGenericAllocationHandle h{};
+      if (const CUresult r = vm_.create(&h, page_bytes_, &prop, 0); r != CUDA_SUCCESS) return failed(r, "cuMemCreate");
+      const CUresult mapped = vm_.map(base + done, page_bytes_, 0, h, 0);
+      // After a successful map the memory lives until its page is unmapped.
+      report_cu(vm_.release(h), "cuMemRelease");
+      if (mapped != CUDA_SUCCESS) return failed(mapped, "cuMemMap");
+    }
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (const CUresult r = vm_.set_access(base, bytes, &access, 1); r != CUDA_SUCCESS) return failed(r, "cuMemSetAccess");
+    chunk_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+
+  void unmap(void* p, std::size_t bytes) noexcept override {
+    chunk_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    try {
+      device_guard guard(device_);
+      const auto base = reinterpret_cast<CUdeviceptr>(p);
+      for (std::size_t off = 0; off < bytes; off += page_bytes_) report_cu(vm_.unmap(base + off, page_bytes_), "cuMemUnmap");
+    } catch (const backend_error& e) {
+      report(e.what());
+    }
   }
 
   // ---- streams ----
@@ -415,6 +549,31 @@ class cuda_backend final : public backend {
   }
 
  private:
+  [[nodiscard]] CUmemAllocationProp page_prop() const noexcept {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device_;
+    return prop;
+  }
+  [[nodiscard]] std::string describe_cu(CUresult r, const char* call) const {
+    const char* name = nullptr;
+    if (vm_.error_name == nullptr || vm_.error_name(r, &name) != CUDA_SUCCESS || name == nullptr) name = "unknown CUresult";
+    return std::string(call) + " failed: " + name + " (" + std::to_string(static_cast<int>(r)) + ", device " +
+           std::to_string(device_) + ")";
+  }
+  [[noreturn]] void throw_cu(CUresult r, const char* call) const { throw backend_error(describe_cu(r, call)); }
+  void check_cu(CUresult r, const char* call) const {
+    if (r != CUDA_SUCCESS) throw_cu(r, call);
+  }
+  void report_cu(CUresult r, const char* call) const noexcept {
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_DEINITIALIZED) return;
+    try {
+      report(describe_cu(r, call).c_str());
+    } catch (const std::exception&) {
+      report(call);
+    }
+  }
   static void check_guard_range(const char* what, const void* p, std::size_t bytes) {
     if (p == nullptr && bytes != 0) {
       throw std::invalid_argument(std::string("cuda backend: ") + what + ": null pointer with " +
@@ -456,12 +615,17 @@ class cuda_backend final : public backend {
   detail::guard_ring* guard_ring_host_ = nullptr;     // pinned host memory; the host's view of the ring
   detail::guard_ring* guard_ring_device_ = nullptr;   // the same memory, as kernels address it
   nvtxDomainHandle_t nvtx_domain_ = nullptr;          // set once, at construction
+  // Set once, at construction.
+  std::size_t memory_bytes_ = 0;  // the device's total memory
+  std::size_t page_bytes_ = 0;    // the virtual memory granularity; 0: no support
+  driver_vm vm_;
 
   // Taken by take_guard_failures (and the destructor) only.
   std::mutex guard_mutex_;
   std::uint64_t guard_consumed_ = 0;          // GUARDED_BY(guard_mutex_); records taken, published in the ring
   std::uint64_t guard_dropped_reported_ = 0;  // GUARDED_BY(guard_mutex_)
-  // allocate_chunk minus free_chunk; any thread, relaxed: a statistic that orders nothing.
+  // allocate_chunk minus free_chunk plus map minus unmap; any thread, relaxed: a statistic that
+  // orders nothing.
   std::atomic<std::size_t> chunk_bytes_{0};
   // Numbers verify launches; any thread, relaxed: only uniqueness matters. Starts at 1 because 0
   // is the claim slots' initial value.

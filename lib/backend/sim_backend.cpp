@@ -34,6 +34,7 @@
 #include <mutex>
 #include <new>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -46,10 +47,12 @@
 #error "the sim backend waits with Linux futexes"
 #endif
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cudapool/backend.hpp"
+#include "cudapool/errors.hpp"
 
 namespace cudapool {
 namespace {
@@ -397,6 +400,13 @@ class sim_stream {
 
 // ---- the backend ---------------------------------------------------------------------------------
 
+std::size_t checked_page_bytes(std::size_t page) {
+  if (page % chunk_alignment != 0) {
+    throw std::invalid_argument("sim backend: page_bytes must be 0 or a multiple of 64 KiB, got " + std::to_string(page));
+  }
+  return page;
+}
+
 double checked_probability(double p) {
   if (!(p >= 0.0 && p <= 1.0)) {
     throw std::invalid_argument("sim backend: chunk_failure_probability must be in [0, 1], got " +
@@ -412,6 +422,7 @@ class sim_backend_impl final : public sim_backend {
         chunk_random_(options.seed),
         failure_probability_(checked_probability(options.chunk_failure_probability)),
         byte_limit_(options.chunk_byte_limit),
+        page_bytes_(checked_page_bytes(options.page_bytes)),
         default_stream_(new_stream()) {}
 
   ~sim_backend_impl() override {
@@ -422,6 +433,7 @@ class sim_backend_impl final : public sim_backend {
     default_stream_.reset();
     streams_.clear();
     for (const auto& [chunk, bytes] : live_chunks_) ::operator delete(chunk, std::align_val_t{chunk_alignment});
+    for (const auto& [base, r] : reservations_) ::munmap(reinterpret_cast<void*>(base), r.bytes);
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return "sim"; }
@@ -432,11 +444,8 @@ class sim_backend_impl final : public sim_backend {
   [[nodiscard]] void* allocate_chunk(std::size_t bytes) override {
     if (bytes == 0) throw std::invalid_argument("sim backend: allocate_chunk(0)");
     std::lock_guard lock(chunk_mutex_);
-    if (failure_probability_ > 0.0 && std::bernoulli_distribution(failure_probability_)(chunk_random_)) {
-      return nullptr;
-    }
+    if (injected_failure_locked(bytes)) return nullptr;
     const std::size_t held = chunk_bytes_.load(std::memory_order_relaxed);
-    if (byte_limit_ != 0 && (bytes > byte_limit_ || held > byte_limit_ - bytes)) return nullptr;
     void* chunk = ::operator new(bytes, std::align_val_t{chunk_alignment}, std::nothrow);
     if (chunk == nullptr) return nullptr;
     live_chunks_.emplace(chunk, bytes);
@@ -463,6 +472,87 @@ class sim_backend_impl final : public sim_backend {
 
   [[nodiscard]] std::size_t chunk_bytes() const noexcept override {
     return chunk_bytes_.load(std::memory_order_relaxed);
+  }
+
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override { return options_.memory_bytes; }
+
+  // ---- virtual memory: PROT_NONE host address space, made readable and writable page by page ----
+
+  [[nodiscard]] std::size_t page_bytes() const noexcept override { return page_bytes_; }
+
+  [[nodiscard]] void* reserve_address(std::size_t bytes, std::size_t alignment) override {
+    if (page_bytes_ == 0) throw std::logic_error("sim backend: reserve_address without virtual memory support");
+    if (bytes == 0 || bytes % page_bytes_ != 0 || alignment < page_bytes_ || (alignment & (alignment - 1)) != 0) {
+      throw std::invalid_argument("sim backend: reserve_address(" + std::to_string(bytes) + ", " +
+                                  std::to_string(alignment) + "): not whole pages, or a bad alignment");
+    }
+    // Over-reserve by the alignment and give the slack back, so the range is aligned.
+    const std::size_t span = bytes + alignment;
+    void* raw = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) throw backend_error("sim backend: reserving " + std::to_string(bytes) + " bytes of address space failed");
+    const auto start = reinterpret_cast<std::uintptr_t>(raw);
+    const std::uintptr_t base = (start + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+    if (base > start) ::munmap(raw, base - start);
+    if (start + span > base + bytes) ::munmap(reinterpret_cast<void*>(base + bytes), start + span - base - bytes);
+    std::lock_guard lock(chunk_mutex_);
+    reservations_[base] = reservation{bytes, {}};
+    reserved_address_bytes_ += bytes;
+    return reinterpret_cast<void*>(base);
+  }
+
+  void release_address(void* base, std::size_t bytes) noexcept override {
+    std::lock_guard lock(chunk_mutex_);
+    const auto it = reservations_.find(reinterpret_cast<std::uintptr_t>(base));
+    if (it == reservations_.end() || it->second.bytes != bytes) {
+      std::fprintf(stderr, "cudapool: sim backend: release_address(%p, %zu): not a reservation, ignored\n", base, bytes);
+      return;
+    }
+    if (!it->second.mapped.empty()) {
+      std::fprintf(stderr, "cudapool: sim backend: release_address(%p): %zu pages still mapped (unmapped now)\n", base,
+                   it->second.mapped.size());
+      unmap_locked(it->second, it->second.mapped);
+    }
+    ::munmap(base, bytes);
+    reserved_address_bytes_ -= bytes;
+    reservations_.erase(it);
+  }
+
+  [[nodiscard]] bool map(void* p, std::size_t bytes) override {
+    std::lock_guard lock(chunk_mutex_);
+    auto [r, first] = pages_of_locked("map", p, bytes);
+    for (std::uintptr_t page = first; page < first + bytes; page += page_bytes_) {
+      if (r.mapped.count(page) != 0) throw std::logic_error("sim backend: map: a page of the range is mapped already");
+    }
+    if (injected_failure_locked(bytes)) return false;
+    if (::mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0) return false;  // the host is out of memory
+    for (std::uintptr_t page = first; page < first + bytes; page += page_bytes_) r.mapped.insert(page);
+    chunk_bytes_.store(chunk_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    mapped_bytes_ += bytes;
+    return true;
+  }
+
+  void unmap(void* p, std::size_t bytes) noexcept override {
+    std::lock_guard lock(chunk_mutex_);
+    try {
+      auto [r, first] = pages_of_locked("unmap", p, bytes);
+      std::set<std::uintptr_t> pages;
+      for (std::uintptr_t page = first; page < first + bytes; page += page_bytes_) {
+        if (r.mapped.count(page) == 0) throw std::logic_error("sim backend: unmap: a page of the range is not mapped");
+        pages.insert(page);
+      }
+      unmap_locked(r, pages);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cudapool: %s (unmap(%p, %zu) ignored)\n", e.what(), p, bytes);
+    }
+  }
+
+  [[nodiscard]] std::size_t mapped_bytes() const override {
+    std::lock_guard lock(chunk_mutex_);
+    return mapped_bytes_;
+  }
+  [[nodiscard]] std::size_t reserved_address_bytes() const override {
+    std::lock_guard lock(chunk_mutex_);
+    return reserved_address_bytes_;
   }
 
   void set_chunk_failure_probability(double p) override {
@@ -735,16 +825,59 @@ class sim_backend_impl final : public sim_backend {
     }
   }
 
+  struct reservation {
+    std::size_t bytes = 0;
+    std::set<std::uintptr_t> mapped;  // page addresses
+  };
+
+  // Injected chunk and map failures: the failure probability, then the byte limit. Under chunk_mutex_.
+  bool injected_failure_locked(std::size_t bytes) {
+    if (failure_probability_ > 0.0 && std::bernoulli_distribution(failure_probability_)(chunk_random_)) return true;
+    const std::size_t held = chunk_bytes_.load(std::memory_order_relaxed);
+    return byte_limit_ != 0 && (bytes > byte_limit_ || held > byte_limit_ - bytes);
+  }
+
+  // The reservation holding [p, p + bytes), which must be whole pages. Under chunk_mutex_.
+  std::pair<reservation&, std::uintptr_t> pages_of_locked(const char* what, const void* p, std::size_t bytes) {
+    const auto first = reinterpret_cast<std::uintptr_t>(p);
+    if (page_bytes_ == 0 || bytes == 0 || first % page_bytes_ != 0 || bytes % page_bytes_ != 0) {
+      throw std::logic_error(std::string("sim backend: ") + what + ": not whole pages");
+    }
+    auto it = reservations_.upper_bound(first);
+    if (it == reservations_.begin()) throw std::logic_error(std::string("sim backend: ") + what + ": outside every reservation");
+    --it;
+    if (first + bytes > it->first + it->second.bytes) {
+      throw std::logic_error(std::string("sim backend: ") + what + ": outside every reservation");
+    }
+    return {it->second, first};
+  }
+
+  // Gives the pages' memory back to the host and makes them fault again. Under chunk_mutex_.
+  void unmap_locked(reservation& r, const std::set<std::uintptr_t>& pages) noexcept {
+    for (const std::uintptr_t page : pages) {
+      ::madvise(reinterpret_cast<void*>(page), page_bytes_, MADV_DONTNEED);
+      ::mprotect(reinterpret_cast<void*>(page), page_bytes_, PROT_NONE);
+      r.mapped.erase(page);
+    }
+    const std::size_t bytes = pages.size() * page_bytes_;
+    chunk_bytes_.store(chunk_bytes_.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
+    mapped_bytes_ -= bytes;
+  }
+
   const sim_options options_;
   device_logs logs_;  // before the streams, whose workers report into it
 
-  // Taken by allocate_chunk, free_chunk and the fault-injection setters; never by workers.
-  std::mutex chunk_mutex_;
+  // Taken by the chunk and virtual memory calls and the fault-injection setters; never by workers.
+  mutable std::mutex chunk_mutex_;
   std::mt19937_64 chunk_random_;                         // GUARDED_BY(chunk_mutex_)
   double failure_probability_;                           // GUARDED_BY(chunk_mutex_)
   std::size_t byte_limit_;                               // GUARDED_BY(chunk_mutex_)
   std::unordered_map<void*, std::size_t> live_chunks_;   // GUARDED_BY(chunk_mutex_)
-  // INVARIANT: chunk_bytes_ == sum of live_chunks_ sizes. Written under chunk_mutex_; read
+  const std::size_t page_bytes_;
+  std::map<std::uintptr_t, reservation> reservations_;   // GUARDED_BY(chunk_mutex_); base -> range
+  std::size_t mapped_bytes_ = 0;                         // GUARDED_BY(chunk_mutex_)
+  std::size_t reserved_address_bytes_ = 0;               // GUARDED_BY(chunk_mutex_)
+  // INVARIANT: chunk_bytes_ == sum of live_chunks_ sizes + mapped_bytes_. Written under chunk_mutex_; read
   // relaxed by chunk_bytes(), a statistic that orders nothing.
   std::atomic<std::size_t> chunk_bytes_{0};
 

@@ -53,8 +53,30 @@ class backend {
   // of memory and throws backend_error for any other failure. Chunks are at least 256 B aligned.
   [[nodiscard]] virtual void* allocate_chunk(std::size_t bytes) = 0;
   virtual void free_chunk(void* chunk, std::size_t bytes) noexcept = 0;
-  // Bytes currently held in chunks (allocate_chunk minus free_chunk).
+  // Bytes of device memory currently held: in chunks (allocate_chunk minus free_chunk) plus mapped
+  // pages (map minus unmap).
   [[nodiscard]] virtual std::size_t chunk_bytes() const noexcept = 0;
+  // The device's memory in bytes (what a pool sizes its address reservation by).
+  [[nodiscard]] virtual std::size_t memory_bytes() const noexcept = 0;
+
+  // Virtual memory: address ranges reserved once, physical pages mapped and unmapped inside them
+  // (the CUDA driver's cuMemAddressReserve / cuMemCreate / cuMemMap / cuMemSetAccess). page_bytes()
+  // is the mapping granularity, 0 when the backend or device has no virtual memory support: then
+  // the pool takes its segments from allocate_chunk and never calls the functions below.
+  [[nodiscard]] virtual std::size_t page_bytes() const noexcept = 0;
+  // Reserves `bytes` (a multiple of page_bytes()) of address space, aligned to `alignment` (a
+  // power of two, at least page_bytes()), with no memory behind it. Throws backend_error when the
+  // address space cannot be had.
+  [[nodiscard]] virtual void* reserve_address(std::size_t bytes, std::size_t alignment) = 0;
+  // Gives a reservation back. Every page of it must be unmapped.
+  virtual void release_address(void* base, std::size_t bytes) noexcept = 0;
+  // Backs [p, p + bytes) (page aligned, inside one reservation, not mapped) with device memory
+  // that the device reads and writes, one physical allocation per page (so that any page can be
+  // unmapped alone). false when the device (or an injected limit) is out of memory, with nothing
+  // mapped; throws backend_error for any other failure, with nothing mapped.
+  [[nodiscard]] virtual bool map(void* p, std::size_t bytes) = 0;
+  // Unmaps [p, p + bytes) (whole mapped pages) and frees their memory. No device work may use them.
+  virtual void unmap(void* p, std::size_t bytes) noexcept = 0;
 
   // Streams. stream_id is unique for the life of the process (cudaStreamGetId): a destroyed
   // stream's handle value may be reused, its id is not.
@@ -109,8 +131,15 @@ struct sim_options {
   std::chrono::nanoseconds max_latency{0};
   // Chunk allocation fails with this probability (0..1), or when chunk_bytes() would exceed
   // chunk_byte_limit (0 = unlimited).
+  // Both apply to map() too: a failed map maps nothing.
   double chunk_failure_probability = 0.0;
   std::size_t chunk_byte_limit = 0;
+  // Virtual memory: the page size of map() (a multiple of 64 KiB; tests set it small), or 0 for a
+  // device without virtual memory support (pools then use chunks). Address reservations are host
+  // address space (PROT_NONE until mapped), so touching an unmapped page faults, as on a GPU.
+  std::size_t page_bytes = std::size_t{2} << 20;
+  // What memory_bytes() reports.
+  std::size_t memory_bytes = std::size_t{16} << 30;
 };
 
 // Device memory is host memory that only stream workers touch; each stream is a worker thread
@@ -125,6 +154,9 @@ class sim_backend : public backend {
   virtual void resume(stream_ref s) = 0;
   virtual void set_chunk_failure_probability(double p) = 0;
   virtual void set_chunk_byte_limit(std::size_t bytes) = 0;
+  // Bytes currently mapped (a part of chunk_bytes()) and reserved as address space.
+  [[nodiscard]] virtual std::size_t mapped_bytes() const = 0;
+  [[nodiscard]] virtual std::size_t reserved_address_bytes() const = 0;
 
   // Test accessors for the NVTX-heap calls, which the sim backend checks: a region outside its
   // heap, a region registered twice or in an unknown heap throws std::logic_error; unregistering

@@ -1,0 +1,701 @@
+#include "core/segment_heap.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "cudapool/errors.hpp"
+
+namespace cudapool::core {
+
+namespace {
+
+constexpr std::size_t granule = 256;  // every extent starts and ends on one (cudaMalloc's alignment)
+
+constexpr std::uintptr_t round_up(std::uintptr_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
+constexpr std::uintptr_t round_down(std::uintptr_t n, std::size_t to) noexcept { return n / to * to; }
+
+}  // namespace
+
+// ---- address index ---------------------------------------------------------------------------
+
+std::uint32_t segment_heap::address_index::find(std::uintptr_t key) const noexcept {
+  if (keys_.empty()) return none;
+  for (std::size_t i = slot_of(key);; i = (i + 1) & (keys_.size() - 1)) {
+    if (keys_[i] == key) return ids_[i];
+    if (keys_[i] == 0) return none;
+  }
+}
+
+void segment_heap::address_index::reserve_one() {
+  if ((size_ + 1) * 2 <= keys_.size()) return;
+  std::vector<std::uintptr_t> keys(std::max<std::size_t>(64, keys_.size() * 2), 0);
+  std::vector<std::uint32_t> ids(keys.size(), none);
+  std::swap(keys, keys_);
+  std::swap(ids, ids_);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == 0) continue;
+    std::size_t j = slot_of(keys[i]);
+    while (keys_[j] != 0) j = (j + 1) & (keys_.size() - 1);
+    keys_[j] = keys[i];
+    ids_[j] = ids[i];
+  }
+}
+
+void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) noexcept {
+  std::size_t i = slot_of(key);
+  while (keys_[i] != 0) i = (i + 1) & (keys_.size() - 1);
+  keys_[i] = key;
+  ids_[i] = id;
+  ++size_;
+}
+
+void segment_heap::address_index::erase(std::uintptr_t key) noexcept {
+  if (keys_.empty()) return;
+  const std::size_t mask = keys_.size() - 1;
+  std::size_t i = slot_of(key);
+  while (keys_[i] != key) {
+    if (keys_[i] == 0) return;
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: move later entries of the probe run into the hole when their home
+  // slot does not lie between the hole and them.
+  for (std::size_t j = (i + 1) & mask; keys_[j] != 0; j = (j + 1) & mask) {
+    const std::size_t home = slot_of(keys_[j]);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      keys_[i] = keys_[j];
+      ids_[i] = ids_[j];
+      i = j;
+    }
+  }
+  keys_[i] = 0;
+  --size_;
+}
+
+// ---- construction ----------------------------------------------------------------------------
+
+segment_heap::segment_heap(backend& device, const config& c)
+    : device_(device), config_(c), page_(c.virtual_memory ? device.page_bytes() : 0) {
+  if (config_.chunk_bytes == 0 || config_.chunk_bytes % granule != 0) {
+    throw std::invalid_argument("cudapool: segment_heap: chunk_bytes must be a nonzero multiple of 256");
+  }
+}
+
+segment_heap::~segment_heap() {
+  // Per segment, the mapped runs (used and free extents) rounded out to pages, then the segment.
+  std::vector<std::vector<std::pair<std::uintptr_t, std::uintptr_t>>> runs(segments_.size());
+  for (const extent& e : extents_) {
+    if (e.st == state::used || e.st == state::free) runs[e.segment].emplace_back(e.base, e.end());
+  }
+  for (std::size_t s = 0; s < segments_.size(); ++s) {
+    const segment& seg = segments_[s];
+    if (seg.bytes == 0) continue;
+    if (!seg.vm) {
+      device_.free_chunk(reinterpret_cast<void*>(seg.base), seg.bytes);
+      continue;
+    }
+    auto& r = runs[s];
+    std::sort(r.begin(), r.end());
+    for (std::size_t i = 0; i < r.size();) {
+      const std::uintptr_t lo = round_down(r[i].first, page_);
+      std::uintptr_t hi = r[i].second;
+      for (++i; i < r.size() && r[i].first <= round_up(hi, page_); ++i) hi = std::max(hi, r[i].second);
+      hi = round_up(hi, page_);
+      device_.unmap(reinterpret_cast<void*>(lo), hi - lo);
+    }
+    device_.release_address(reinterpret_cast<void*>(seg.base), seg.bytes);
+  }
+}
+
+bool segment_heap::reserve_initial(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (bytes == 0) return true;
+  const std::size_t rounded = round_up(bytes, page_ != 0 ? page_ : granule);
+  if (config_.byte_limit != 0 && rounded > config_.byte_limit) return false;
+  const std::uint32_t id = page_ != 0 ? grow(rounded, granule, {}) : grow_chunk(rounded, granule);
+  if (id == none) return false;
+  segment& seg = segments_[extents_[id].segment];
+  seg.pinned_end = seg.base + rounded;
+  return true;
+}
+
+// ---- bins ------------------------------------------------------------------------------------
+
+unsigned segment_heap::bin_of(std::size_t bytes) noexcept {
+  const std::size_t units = bytes / granule;
+  if (units < 16) return static_cast<unsigned>(units);
+  const unsigned fl = static_cast<unsigned>(std::bit_width(units)) - 1;  // >= 4
+  const unsigned sl = static_cast<unsigned>(units >> (fl - 4)) & 15;
+  return std::min(16 * (fl - 3) + sl, bin_count - 1);
+}
+
+bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept {
+  if (t.completed == nullptr) return true;
+  if (use.given && t.same_stream && t.stream == use.stream) return true;
+  return t.resolved();
+}
+
+std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use) const noexcept {
+  const std::size_t need = bytes + (alignment > granule ? alignment - granule : 0);
+  auto fits = [&](const extent& e) { return round_up(e.base, alignment) + bytes <= e.end(); };
+  unsigned b = bin_of(need);
+  for (bool first = true;; first = false) {
+    if (!first) {
+      // The next non-empty bin above b.
+      unsigned w = (b + 1) / 64;
+      if (w >= bin_count / 64) return none;
+      std::uint64_t bits = bitmap_[w] & (~std::uint64_t{0} << ((b + 1) % 64));
+      while (bits == 0) {
+        if (++w == bin_count / 64) return none;
+        bits = bitmap_[w];
+      }
+      b = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
+    }
+    // The smallest fitting extent of the bin that the caller may use.
+    std::uint32_t best = none;
+    for (std::uint32_t id = bins_[b]; id != none; id = extents_[id].link_next) {
+      const extent& e = extents_[id];
+      if ((best == none || e.bytes < extents_[best].bytes) && fits(e) && safe_for(e.tag, use)) best = id;
+    }
+    if (best != none) return best;
+  }
+}
+
+void segment_heap::insert_free(std::uint32_t id) noexcept {
+  extent& e = extents_[id];
+  e.st = state::free;
+  const unsigned b = bin_of(e.bytes);
+  e.link_prev = none;
+  e.link_next = bins_[b];
+  if (bins_[b] != none) extents_[bins_[b]].link_prev = id;
+  bins_[b] = id;
+  bitmap_[b / 64] |= std::uint64_t{1} << (b % 64);
+  if (e.tag.completed != nullptr && !e.in_pending) {
+    e.in_pending = true;
+    pending_.push_back(id);  // capacity >= extents_.size(): does not allocate
+    pending_count_.store(pending_.size(), std::memory_order_relaxed);
+  }
+}
+
+void segment_heap::remove_free(std::uint32_t id) noexcept {
+  extent& e = extents_[id];
+  const unsigned b = bin_of(e.bytes);
+  if (e.link_prev != none) {
+    extents_[e.link_prev].link_next = e.link_next;
+  } else {
+    bins_[b] = e.link_next;
+    if (e.link_next == none) bitmap_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+  }
+  if (e.link_next != none) extents_[e.link_next].link_prev = e.link_prev;
+  e.link_prev = e.link_next = none;
+}
+
+void segment_heap::insert_unmapped(std::uint32_t id) noexcept {
+  extent& e = extents_[id];
+  e.st = state::unmapped;
+  e.tag = {};
+  e.link_prev = none;
+  e.link_next = unmapped_head_;
+  if (unmapped_head_ != none) extents_[unmapped_head_].link_prev = id;
+  unmapped_head_ = id;
+}
+
+void segment_heap::remove_unmapped(std::uint32_t id) noexcept {
+  extent& e = extents_[id];
+  if (e.link_prev != none) {
+    extents_[e.link_prev].link_next = e.link_next;
+  } else {
+    unmapped_head_ = e.link_next;
+  }
+  if (e.link_next != none) extents_[e.link_next].link_prev = e.link_prev;
+  e.link_prev = e.link_next = none;
+}
+
+// ---- extent ids and neighbours ---------------------------------------------------------------
+
+void segment_heap::ensure_spare(std::size_t n) {
+  while (free_ids_.size() < n) {
+    const std::size_t want = extents_.size() + 1;
+    if (want > none) throw std::length_error("cudapool: segment_heap: too many extents");
+    free_ids_.reserve(std::max(want, free_ids_.capacity()));
+    pending_.reserve(std::max(want, pending_.capacity()));
+    resolved_.reserve(std::max(want, resolved_.capacity()));
+    extents_.emplace_back();
+    free_ids_.push_back(static_cast<std::uint32_t>(extents_.size() - 1));
+  }
+}
+
+std::uint32_t segment_heap::new_extent() noexcept {
+  const std::uint32_t id = free_ids_.back();
+  free_ids_.pop_back();
+  const bool in_pending = extents_[id].in_pending;
+  extents_[id] = extent{};
+  extents_[id].in_pending = in_pending;
+  return id;
+}
+
+void segment_heap::recycle(std::uint32_t id) noexcept {
+  extents_[id].st = state::dead;
+  free_ids_.push_back(id);  // capacity >= extents_.size()
+}
+
+void segment_heap::link_after(std::uint32_t at, std::uint32_t id) noexcept {
+  extent& a = extents_[at];
+  extent& e = extents_[id];
+  e.segment = a.segment;
+  e.prev = at;
+  e.next = a.next;
+  if (a.next != none) extents_[a.next].prev = id;
+  a.next = id;
+}
+
+void segment_heap::link_before(std::uint32_t at, std::uint32_t id) noexcept {
+  extent& a = extents_[at];
+  extent& e = extents_[id];
+  e.segment = a.segment;
+  e.next = at;
+  e.prev = a.prev;
+  if (a.prev != none) extents_[a.prev].next = id;
+  a.prev = id;
+}
+
+void segment_heap::unlink(std::uint32_t id) noexcept {
+  extent& e = extents_[id];
+  if (e.prev != none) extents_[e.prev].next = e.next;
+  if (e.next != none) extents_[e.next].prev = e.prev;
+}
+
+// Merges free extent id (not in a bin) with its free neighbours where their tags allow (and, with
+// `only`, where `only` may use them at once), and bins it.
+std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
+  auto merged_tag = [](const stream_tag& a, const stream_tag& b, stream_tag* out) {
+    if (a.resolved()) {
+      *out = b.resolved() ? stream_tag{} : b;
+      return true;
+    }
+    if (b.resolved()) {
+      *out = a;
+      return true;
+    }
+    if (a.completed != b.completed) return false;  // pending on two streams: apart until one completes
+    *out = a;
+    out->epoch = std::max(a.epoch, b.epoch);  // one stream's epochs complete in order
+    out->same_stream = a.same_stream && b.same_stream;
+    return true;
+  };
+  for (const bool left : {true, false}) {
+    const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
+    if (n == none || extents_[n].st != state::free) continue;
+    if (only != nullptr && !safe_for(extents_[n].tag, *only)) continue;
+    stream_tag t;
+    if (!merged_tag(extents_[id].tag, extents_[n].tag, &t)) continue;
+    remove_free(n);
+    extent& e = extents_[id];
+    if (left) e.base = extents_[n].base;
+    e.bytes += extents_[n].bytes;
+    e.tag = t;
+    unlink(n);
+    recycle(n);
+  }
+  insert_free(id);
+  return id;
+}
+
+std::uint32_t segment_heap::merge_unmapped(std::uint32_t id) noexcept {
+  for (const bool left : {true, false}) {
+    const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
+    if (n == none || extents_[n].st != state::unmapped) continue;
+    remove_unmapped(n);
+    extent& e = extents_[id];
+    if (left) e.base = extents_[n].base;
+    e.bytes += extents_[n].bytes;
+    unlink(n);
+    recycle(n);
+  }
+  insert_unmapped(id);
+  return id;
+}
+
+// Free extents whose epoch completed lose their tag and merge with their neighbours.
+void segment_heap::resolve_completed() noexcept {
+  resolved_.clear();
+  std::size_t keep = 0;
+  for (const std::uint32_t id : pending_) {
+    const extent& e = extents_[id];
+    if (e.st == state::free && !e.tag.resolved()) {
+      pending_[keep++] = id;
+    } else {
+      extents_[id].in_pending = false;
+      resolved_.push_back(id);  // capacity >= extents_.size()
+    }
+  }
+  pending_.resize(keep);
+  for (const std::uint32_t id : resolved_) {
+    // Still free and tagged (an earlier merge of this loop may have absorbed it); resolved now.
+    if (extents_[id].st != state::free || extents_[id].tag.completed == nullptr) continue;
+    extents_[id].tag = {};
+    remove_free(id);
+    coalesce(id);  // may tag it again from a pending neighbour, and list it in pending_
+  }
+  pending_count_.store(pending_.size(), std::memory_order_relaxed);
+}
+
+void segment_heap::count_mapped(std::size_t bytes) noexcept {
+  const std::size_t now = mapped_.load(std::memory_order_relaxed) + bytes;
+  mapped_.store(now, std::memory_order_relaxed);
+  if (now > peak_mapped_.load(std::memory_order_relaxed)) peak_mapped_.store(now, std::memory_order_relaxed);
+}
+
+// ---- allocate --------------------------------------------------------------------------------
+
+void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow) {
+  if (bytes == 0 || bytes > (std::size_t{1} << 47)) return nullptr;
+  const std::size_t size = round_up(bytes, granule);
+  alignment = std::max(alignment, granule);
+  std::lock_guard lock(mutex_);
+  std::uint32_t id = find_fit(size, alignment, use);
+  if (id == none && !pending_.empty()) {
+    resolve_completed();
+    id = find_fit(size, alignment, use);
+  }
+  if (id == none && may_grow && config_.allow_growth) {
+    id = page_ != 0 ? grow(size, alignment, use) : grow_chunk(size, alignment);
+  }
+  if (id == none) return nullptr;
+  return take(id, size, alignment, k, bytes);
+}
+
+// Cuts [round_up(base, alignment), + bytes) out of free extent id; the rest stays free, tagged as
+// it was.
+void* segment_heap::take(std::uint32_t id, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested) {
+  ensure_spare(2);
+  index_.reserve_one();
+  remove_free(id);
+  extent& e = extents_[id];
+  const std::uintptr_t start = round_up(e.base, alignment);
+  if (start > e.base) {
+    const std::uint32_t front = new_extent();
+    link_before(id, front);
+    extent& f = extents_[front];
+    extent& me = extents_[id];
+    f.base = me.base;
+    f.bytes = start - me.base;
+    f.tag = me.tag;
+    me.bytes -= f.bytes;
+    me.base = start;
+    insert_free(front);
+  }
+  if (extents_[id].bytes > bytes) {
+    const std::uint32_t back = new_extent();
+    link_after(id, back);
+    extent& b = extents_[back];
+    extent& me = extents_[id];
+    b.base = me.base + bytes;
+    b.bytes = me.bytes - bytes;
+    b.tag = me.tag;
+    me.bytes = bytes;
+    insert_free(back);
+  }
+  extent& me = extents_[id];
+  me.st = state::used;
+  me.what = k;
+  me.requested = requested;
+  me.tag = {};
+  index_.insert(me.base, id);
+  used_.store(used_.load(std::memory_order_relaxed) + me.bytes, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(me.base);
+}
+
+std::uint32_t segment_heap::add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial) {
+  ensure_spare(1);
+  segments_.reserve(segments_.size() + 1);
+  const std::uint32_t id = new_extent();
+  extent& e = extents_[id];
+  e.base = base;
+  e.bytes = bytes;
+  e.segment = static_cast<std::uint32_t>(segments_.size());
+  segments_.push_back({base, bytes, vm, base});
+  if (initial == state::unmapped) {
+    insert_unmapped(id);
+  } else {
+    insert_free(id);
+  }
+  return id;
+}
+
+// Virtual memory: maps the fewest pages that make a free range of `bytes` at `alignment`, next to
+// a free neighbour the caller may use where there is one, and returns that range (free, binned).
+std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, stream_use use) {
+  struct candidate {
+    std::uint32_t unmapped = none;
+    std::uintptr_t lo = 0, hi = 0;  // the pages to map
+    std::uintptr_t start = 0;
+  } best;
+  auto consider = [&](std::uint32_t u) {
+    const extent& U = extents_[u];
+    const bool left = U.prev != none && extents_[U.prev].st == state::free && safe_for(extents_[U.prev].tag, use);
+    const bool right = U.next != none && extents_[U.next].st == state::free && safe_for(extents_[U.next].tag, use);
+    const std::uintptr_t from = left ? extents_[U.prev].base : U.base;
+    const std::uintptr_t start = round_up(from, alignment);
+    const std::uintptr_t end = start + bytes;
+    if (end > (right ? extents_[U.next].end() : U.end())) return;
+    const std::uintptr_t lo = std::max(U.base, round_down(start, page_));
+    const std::uintptr_t hi = std::min(round_up(end, page_), U.end());
+    if (lo >= hi) return;  // a free neighbour alone would do: find_fit saw it as unsafe or short
+    if (best.unmapped == none || hi - lo < best.hi - best.lo || (hi - lo == best.hi - best.lo && start < best.start)) {
+      best = {u, lo, hi, start};
+    }
+  };
+  for (std::uint32_t u = unmapped_head_; u != none; u = extents_[u].link_next) consider(u);
+  if (best.unmapped == none) {
+    // A new reservation: twice the device's memory (or the byte limit), at least the request.
+    const std::size_t base_bytes = config_.reservation_bytes != 0 ? config_.reservation_bytes
+                                   : config_.byte_limit != 0      ? 2 * config_.byte_limit
+                                                                  : 2 * device_.memory_bytes();
+    const std::size_t want = round_up(std::max(base_bytes, bytes + alignment), page_);
+    const std::size_t align = std::max(page_, std::bit_floor(std::min(alignment, want)));
+    void* base = device_.reserve_address(want, align);
+    try {
+      consider(add_segment(reinterpret_cast<std::uintptr_t>(base), want, true, state::unmapped));
+    } catch (...) {
+      device_.release_address(base, want);
+      throw;
+    }
+    if (best.unmapped == none) return none;
+  }
+  const std::size_t map_bytes = best.hi - best.lo;
+  if (config_.byte_limit != 0 && mapped_.load(std::memory_order_relaxed) + map_bytes > config_.byte_limit) return none;
+  ensure_spare(2);
+  if (!device_.map(reinterpret_cast<void*>(best.lo), map_bytes)) return none;
+  ++maps_;
+  count_mapped(map_bytes);
+  // Split the unmapped extent into [base, lo) unmapped, [lo, hi) free, [hi, end) unmapped.
+  const std::uint32_t u = best.unmapped;
+  remove_unmapped(u);
+  if (extents_[u].base < best.lo) {
+    const std::uint32_t front = new_extent();
+    link_before(u, front);
+    extents_[front].base = extents_[u].base;
+    extents_[front].bytes = best.lo - extents_[u].base;
+    extents_[u].base = best.lo;
+    extents_[u].bytes -= extents_[front].bytes;
+    insert_unmapped(front);
+  }
+  if (extents_[u].end() > best.hi) {
+    const std::uint32_t back = new_extent();
+    link_after(u, back);
+    extents_[back].base = best.hi;
+    extents_[back].bytes = extents_[u].end() - best.hi;
+    extents_[u].bytes = best.hi - extents_[u].base;
+    insert_unmapped(back);
+  }
+  extents_[u].tag = {};
+  return coalesce(u, &use);  // not with a neighbour the caller may not use: the range is for it
+}
+
+// Without virtual memory: one chunk of at least `bytes` at `alignment`, in multiples of chunk_bytes.
+std::uint32_t segment_heap::grow_chunk(std::size_t bytes, std::size_t alignment) {
+  std::size_t chunk = round_up(bytes, config_.chunk_bytes);
+  auto within_limit = [&](std::size_t n) {
+    return config_.byte_limit == 0 || mapped_.load(std::memory_order_relaxed) + n <= config_.byte_limit;
+  };
+  if (!within_limit(chunk)) return none;
+  void* p = device_.allocate_chunk(chunk);
+  if (p != nullptr && round_up(reinterpret_cast<std::uintptr_t>(p), alignment) + bytes > reinterpret_cast<std::uintptr_t>(p) + chunk) {
+    device_.free_chunk(p, chunk);  // misaligned for this request: take room for the alignment
+    chunk = round_up(bytes + alignment, config_.chunk_bytes);
+    p = within_limit(chunk) ? device_.allocate_chunk(chunk) : nullptr;
+  }
+  if (p == nullptr) return none;
+  std::uint32_t id = none;
+  try {
+    id = add_segment(reinterpret_cast<std::uintptr_t>(p), chunk, false, state::free);
+  } catch (...) {
+    device_.free_chunk(p, chunk);
+    throw;
+  }
+  ++maps_;
+  count_mapped(chunk);
+  return id;
+}
+
+// ---- free ------------------------------------------------------------------------------------
+
+segment_heap::free_result segment_heap::free(const void* p, kind k, const stream_tag& tag) noexcept {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard lock(mutex_);
+  const std::uint32_t id = index_.find(addr);
+  if (id == none || extents_[id].what != k) {
+    for (const extent& e : extents_) {  // rare: what is it?
+      if (e.st == state::dead || addr < e.base || addr >= e.end()) continue;
+      if (e.st == state::used) return e.base == addr ? free_result::foreign : free_result::interior;
+      return free_result::double_free;  // freed (and maybe merged or unmapped since)
+    }
+    return free_result::foreign;
+  }
+  index_.erase(addr);
+  extent& e = extents_[id];
+  used_.store(used_.load(std::memory_order_relaxed) - e.bytes, std::memory_order_relaxed);
+  e.tag = tag.resolved() ? stream_tag{} : tag;
+  e.requested = 0;
+  coalesce(id);
+  return free_result::freed;
+}
+
+void segment_heap::forget_stream(const void* stream) noexcept {
+  std::lock_guard lock(mutex_);
+  for (const std::uint32_t id : pending_) {
+    extent& e = extents_[id];
+    if (e.st == state::free && e.tag.stream == stream) e.tag.same_stream = false;
+  }
+}
+
+// ---- trim ------------------------------------------------------------------------------------
+
+// The whole pages inside free extent e that trim may unmap: none if it is pending or pinned.
+std::pair<std::uintptr_t, std::uintptr_t> segment_heap::unmappable_range(const extent& e) const noexcept {
+  if (!e.tag.resolved()) return {0, 0};
+  const segment& seg = segments_[e.segment];
+  if (!seg.vm) {
+    const bool whole = e.base == seg.base && e.bytes == seg.bytes && seg.pinned_end == seg.base;
+    return whole ? std::pair{e.base, e.end()} : std::pair<std::uintptr_t, std::uintptr_t>{0, 0};
+  }
+  const std::uintptr_t lo = std::max(round_up(e.base, page_), seg.pinned_end);
+  const std::uintptr_t hi = round_down(e.end(), page_);
+  return lo < hi ? std::pair{lo, hi} : std::pair<std::uintptr_t, std::uintptr_t>{0, 0};
+}
+
+std::size_t segment_heap::trim() {
+  std::lock_guard lock(mutex_);
+  resolve_completed();
+  std::vector<std::uint32_t> candidates;
+  for (std::uint32_t b = 0; b < bin_count; ++b) {
+    for (std::uint32_t id = bins_[b]; id != none; id = extents_[id].link_next) {
+      const auto [lo, hi] = unmappable_range(extents_[id]);
+      if (lo < hi) candidates.push_back(id);
+    }
+  }
+  std::size_t released = 0;
+  for (const std::uint32_t id : candidates) {
+    const auto [lo, hi] = unmappable_range(extents_[id]);
+    segment& seg = segments_[extents_[id].segment];
+    ensure_spare(2);
+    remove_free(id);
+    if (!seg.vm) {
+      device_.free_chunk(reinterpret_cast<void*>(seg.base), seg.bytes);
+      seg.bytes = 0;
+      recycle(id);
+    } else {
+      device_.unmap(reinterpret_cast<void*>(lo), hi - lo);
+      // [base, lo) free, [lo, hi) unmapped, [hi, end) free.
+      extent& e = extents_[id];
+      if (e.base < lo) {
+        const std::uint32_t front = new_extent();
+        link_before(id, front);
+        extents_[front].base = extents_[id].base;
+        extents_[front].bytes = lo - extents_[id].base;
+        insert_free(front);
+      }
+      if (extents_[id].end() > hi) {
+        const std::uint32_t back = new_extent();
+        link_after(id, back);
+        extents_[back].base = hi;
+        extents_[back].bytes = extents_[id].end() - hi;
+        insert_free(back);
+      }
+      extents_[id].base = lo;
+      extents_[id].bytes = hi - lo;
+      merge_unmapped(id);
+    }
+    ++unmaps_;
+    released += hi - lo;
+    mapped_.store(mapped_.load(std::memory_order_relaxed) - (hi - lo), std::memory_order_relaxed);
+  }
+  return released;
+}
+
+// ---- reports ---------------------------------------------------------------------------------
+
+segment_heap::info segment_heap::describe(const void* p) const {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard lock(mutex_);
+  for (const extent& e : extents_) {
+    if ((e.st != state::used && e.st != state::free) || addr < e.base || addr >= e.end()) continue;
+    info i;
+    i.found = true;
+    i.used = e.st == state::used;
+    i.what = e.what;
+    i.base = e.base;
+    i.bytes = e.bytes;
+    i.requested = e.requested;
+    i.pending = e.st == state::free && !e.tag.resolved();
+    if (i.pending) i.pending_stream = e.tag.stream;
+    return i;
+  }
+  return {};
+}
+
+segment_heap::heap_stats segment_heap::stats() const {
+  std::lock_guard lock(mutex_);
+  heap_stats s;
+  s.virtual_memory = page_ != 0;
+  s.page_bytes = page_;
+  s.mapped_bytes = mapped_.load(std::memory_order_relaxed);
+  s.peak_mapped_bytes = peak_mapped_.load(std::memory_order_relaxed);
+  for (const segment& seg : segments_) {
+    if (seg.bytes == 0) continue;
+    ++s.segments;
+    s.address_bytes += seg.bytes;
+  }
+  for (const extent& e : extents_) {
+    if (e.st == state::used) {
+      (e.what == kind::slab ? s.slab_bytes : s.large_bytes) += e.bytes;
+      if (e.what == kind::large) ++s.large_count;
+    } else if (e.st == state::free) {
+      s.free_bytes += e.bytes;
+      ++s.free_extents;
+      s.largest_free_bytes = std::max(s.largest_free_bytes, e.bytes);
+      if (!e.tag.resolved()) s.pending_bytes += e.bytes;
+      const auto [lo, hi] = unmappable_range(e);
+      s.unmappable_bytes += hi - lo;
+    }
+  }
+  s.maps = maps_;
+  s.unmaps = unmaps_;
+  return s;
+}
+
+std::vector<std::pair<const void*, std::size_t>> segment_heap::pending_by_stream() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<const void*, std::size_t>> out;
+  for (const std::uint32_t id : pending_) {
+    const extent& e = extents_[id];
+    if (e.st != state::free || e.tag.resolved()) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == e.tag.stream; });
+    if (it == out.end()) {
+      out.emplace_back(e.tag.stream, e.bytes);
+    } else {
+      it->second += e.bytes;
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<void*, std::size_t>> segment_heap::live_large(std::size_t max, std::size_t* count,
+                                                                    std::size_t* bytes) const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<void*, std::size_t>> out;
+  *count = 0;
+  *bytes = 0;
+  for (const extent& e : extents_) {
+    if (e.st != state::used || e.what != kind::large) continue;
+    ++*count;
+    *bytes += e.bytes;
+    if (out.size() < max) out.emplace_back(reinterpret_cast<void*>(e.base), e.requested);
+  }
+  return out;
+}
+
+}  // namespace cudapool::core

@@ -1,0 +1,239 @@
+// segment_heap.hpp - a pool's device memory: one heap of extents over segments. Best fit, split on
+// allocation, coalesced on free, pages mapped on demand and unmapped by trim, stream-ordered reuse.
+//
+// Glossary
+//   segment   an address range the heap owns: a virtual memory reservation whose pages are mapped
+//             on demand (the backend has page_bytes() != 0), or one backend chunk, all of it memory.
+//   extent    a run of bytes inside one segment, in one state: used (a slab of a size class, or a
+//             large allocation), free, or unmapped (virtual memory only: no memory behind it).
+//             The extents of a segment tile it; neighbours link by index, in address order.
+//   tag       what a free extent's last use may still be pending behind: nothing (anyone may reuse
+//             it), or epoch e of stream S: reusable at once by S (stream order protects it), by any
+//             other stream once S's epoch e has completed (the pool's epoch event, seen by reclaim).
+//   bin       the free extents by size, 16 bins per power of two (TLSF's two-level index), with a
+//             bitmap of the non-empty bins.
+//
+// Invariants (under mutex_)
+//   mapped_ == sum of the bytes of used and free extents (unmapped extents are whole pages)
+//   an unmapped extent has no unmapped neighbour; a segment's extents tile it
+//   two free neighbours are never merged while one is pending on a stream and the other is not
+//   reusable by that stream at once: a merged range takes the later epoch of the same stream, or
+//   stays apart (RMM #2489 merged a pending range into a reusable one and handed it out early)
+//
+// Thread-safety: every public member function is thread-safe (one mutex: the heap serves slab growth
+// and requests above the largest size class, never the small-block hot path).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "cudapool/backend.hpp"
+
+namespace cudapool::core {
+
+// What a free range waits for before a stream other than its own may reuse it.
+struct stream_tag {
+  const std::atomic<std::uint64_t>* completed = nullptr;  // the stream's last completed epoch; null: nothing pending
+  std::uint64_t epoch = 0;                                // safe for all once *completed >= epoch
+  const void* stream = nullptr;                           // the stream's native handle
+  bool same_stream = false;                               // reusable at once on `stream`
+
+  // Acquire: pairs with the release store of the reclaim that saw the epoch's event complete.
+  [[nodiscard]] bool resolved() const noexcept {
+    return completed == nullptr || completed->load(std::memory_order_acquire) >= epoch;
+  }
+};
+
+// Who asks for memory: a stream (allocations may reuse ranges freed on it at once), or nobody
+// (slabs: only ranges with no pending work).
+struct stream_use {
+  const void* stream = nullptr;
+  bool given = false;
+};
+
+class segment_heap {
+ public:
+  struct config {
+    std::size_t byte_limit = 0;         // bound on mapped bytes; 0: none
+    bool allow_growth = true;           // false: only what reserve_initial mapped
+    bool virtual_memory = true;         // use the backend's virtual memory where it has it
+    std::size_t reservation_bytes = 0;  // address space per reservation; 0: twice the device's memory
+    std::size_t chunk_bytes = std::size_t{2} << 20;  // without virtual memory: segments are multiples of this
+  };
+  enum class kind : std::uint8_t { slab, large };
+  enum class free_result : std::uint8_t { freed, double_free, interior, foreign };
+
+  struct info {
+    bool found = false;       // p lies in an extent of the heap (used or free)
+    bool used = false;
+    kind what = kind::large;
+    std::uintptr_t base = 0;  // the extent
+    std::size_t bytes = 0;
+    std::size_t requested = 0;  // used large: what was asked
+    bool pending = false;       // free, behind a stream's epoch
+    const void* pending_stream = nullptr;
+  };
+
+  struct heap_stats {
+    std::size_t mapped_bytes = 0;
+    std::size_t peak_mapped_bytes = 0;
+    std::size_t address_bytes = 0;  // reserved address space (virtual memory) or chunk bytes
+    std::size_t segments = 0;
+    std::size_t free_bytes = 0;     // free extents, pending ones included
+    std::size_t free_extents = 0;
+    std::size_t largest_free_bytes = 0;
+    std::size_t pending_bytes = 0;  // free, behind a stream's epoch
+    std::size_t slab_bytes = 0;     // used by slabs
+    std::size_t large_bytes = 0;    // used by large allocations
+    std::size_t large_count = 0;
+    std::size_t unmappable_bytes = 0;  // what trim() would give back now
+    std::uint64_t maps = 0;            // backend map / allocate_chunk calls
+    std::uint64_t unmaps = 0;          // backend unmap / free_chunk calls
+    bool virtual_memory = false;
+    std::size_t page_bytes = 0;
+  };
+
+  segment_heap(backend& device, const config& c);
+  segment_heap(const segment_heap&) = delete;
+  segment_heap& operator=(const segment_heap&) = delete;
+  // Unmaps and releases everything, used extents included (the pool reported its leaks first).
+  ~segment_heap();
+
+  // Maps `bytes` (rounded up to pages, or one chunk) now; trim keeps them. false: not possible
+  // (byte limit, device out of memory). Call once, before any allocation.
+  bool reserve_initial(std::size_t bytes);
+
+  // An extent of at least `bytes` (rounded up to 256 B) at `alignment` (a power of two >= 256), with
+  // no pending work on any stream but `use`'s. Maps pages (or takes a chunk) when none fits and
+  // may_grow and the config allow it. nullptr when it cannot; throws backend_error when the backend
+  // fails otherwise, and std::bad_alloc when host memory runs out.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow);
+
+  // Frees the used extent of kind k that starts at p, tagged with what its last use is pending
+  // behind. Anything else is not touched, and the result says what p is.
+  free_result free(const void* p, kind k, const stream_tag& tag) noexcept;
+
+  // Ranges freed on `stream` stop being reusable at once there: its handle may name another stream
+  // next. They stay reusable by all once their epoch completes.
+  void forget_stream(const void* stream) noexcept;
+
+  // Merges free ranges whose epochs have completed, then unmaps every whole page inside a free range
+  // with nothing pending (without virtual memory: frees wholly free chunks). The pages of
+  // reserve_initial stay. Returns the bytes given back.
+  std::size_t trim();
+
+  [[nodiscard]] info describe(const void* p) const;
+  [[nodiscard]] heap_stats stats() const;
+  // Free bytes pending behind each stream's epochs, by the stream's native handle.
+  [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> pending_by_stream() const;
+  // Used large extents: (base, requested bytes), the first `max` of them, and how many in all.
+  [[nodiscard]] std::vector<std::pair<void*, std::size_t>> live_large(std::size_t max, std::size_t* count,
+                                                                      std::size_t* bytes) const;
+  [[nodiscard]] bool has_pending() const noexcept { return pending_count_.load(std::memory_order_relaxed) != 0; }
+
+  [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::size_t peak_mapped_bytes() const noexcept { return peak_mapped_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::size_t used_bytes() const noexcept { return used_.load(std::memory_order_relaxed); }
+  [[nodiscard]] bool virtual_memory() const noexcept { return page_ != 0; }
+  [[nodiscard]] std::size_t page_bytes() const noexcept { return page_; }
+
+ private:
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
+  enum class state : std::uint8_t { dead, used, free, unmapped };
+
+  struct extent {
+    std::uintptr_t base = 0;
+    std::size_t bytes = 0;
+    std::size_t requested = 0;  // used large
+    stream_tag tag;             // free
+    std::uint32_t prev = none;  // address neighbours in the segment
+    std::uint32_t next = none;
+    std::uint32_t link_prev = none;  // the bin list (free) or the unmapped list
+    std::uint32_t link_next = none;
+    std::uint32_t segment = 0;
+    state st = state::dead;
+    kind what = kind::large;
+    bool in_pending = false;  // the id is in pending_ (kept across the id's reuse)
+    [[nodiscard]] std::uintptr_t end() const noexcept { return base + bytes; }
+  };
+
+  struct segment {
+    std::uintptr_t base = 0;
+    std::size_t bytes = 0;           // 0: given back
+    bool vm = false;                 // a reservation (pages mapped on demand), else one chunk
+    std::uintptr_t pinned_end = 0;   // [base, pinned_end) stays mapped (reserve_initial)
+  };
+
+  // Used extents by base address: open addressing, linear probing, backward-shift deletion.
+  class address_index {
+   public:
+    [[nodiscard]] std::uint32_t find(std::uintptr_t key) const noexcept;
+    void reserve_one();  // so that the next insert does not allocate
+    void insert(std::uintptr_t key, std::uint32_t id) noexcept;
+    void erase(std::uintptr_t key) noexcept;
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+   private:
+    [[nodiscard]] std::size_t slot_of(std::uintptr_t key) const noexcept {
+      return static_cast<std::size_t>((key >> 8) * 0x9E3779B97F4A7C15ull >> 20) & (keys_.size() - 1);
+    }
+    std::vector<std::uintptr_t> keys_;  // 0: empty
+    std::vector<std::uint32_t> ids_;
+    std::size_t size_ = 0;
+  };
+
+  static constexpr unsigned bin_count = 640;
+  static unsigned bin_of(std::size_t bytes) noexcept;
+
+  // All private functions run under mutex_.
+  std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use) const noexcept;
+  std::uint32_t grow(std::size_t bytes, std::size_t alignment, stream_use use);
+  std::uint32_t grow_chunk(std::size_t bytes, std::size_t alignment);
+  std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
+  void* take(std::uint32_t id, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
+  void ensure_spare(std::size_t n);
+  std::uint32_t new_extent() noexcept;
+  void recycle(std::uint32_t id) noexcept;
+  void link_after(std::uint32_t at, std::uint32_t id) noexcept;   // id becomes at's next neighbour
+  void link_before(std::uint32_t at, std::uint32_t id) noexcept;  // id becomes at's previous neighbour
+  void unlink(std::uint32_t id) noexcept;
+  void insert_free(std::uint32_t id) noexcept;
+  void remove_free(std::uint32_t id) noexcept;
+  void insert_unmapped(std::uint32_t id) noexcept;
+  void remove_unmapped(std::uint32_t id) noexcept;
+  std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
+  std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
+  void resolve_completed() noexcept;
+  [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
+  [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> unmappable_range(const extent& e) const noexcept;
+  void count_mapped(std::size_t bytes) noexcept;
+
+  backend& device_;
+  const config config_;
+  const std::size_t page_;  // 0: no virtual memory (chunks)
+
+  mutable std::mutex mutex_;
+  std::vector<extent> extents_;            // GUARDED_BY(mutex_)
+  std::vector<std::uint32_t> free_ids_;    // GUARDED_BY(mutex_); capacity >= extents_.size()
+  std::vector<std::uint32_t> pending_;     // GUARDED_BY(mutex_); free extents with a tag; capacity >= extents_.size()
+  std::vector<std::uint32_t> resolved_;    // GUARDED_BY(mutex_); resolve_completed's scratch, the same capacity
+  std::vector<segment> segments_;          // GUARDED_BY(mutex_)
+  std::vector<std::uint32_t> bins_ = std::vector<std::uint32_t>(bin_count, none);  // GUARDED_BY(mutex_)
+  std::uint64_t bitmap_[bin_count / 64] = {};                                     // GUARDED_BY(mutex_)
+  std::uint32_t unmapped_head_ = none;     // GUARDED_BY(mutex_)
+  address_index index_;                    // GUARDED_BY(mutex_)
+  std::uint64_t maps_ = 0;                 // GUARDED_BY(mutex_)
+  std::uint64_t unmaps_ = 0;               // GUARDED_BY(mutex_)
+
+  // Written under mutex_, read relaxed by the pool's release-threshold check and stats.
+  std::atomic<std::size_t> mapped_{0};
+  std::atomic<std::size_t> peak_mapped_{0};
+  std::atomic<std::size_t> used_{0};
+  std::atomic<std::size_t> pending_count_{0};  // pending_.size()
+};
+
+}  // namespace cudapool::core

@@ -1,0 +1,255 @@
+#include "core/segment_heap.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace cudapool::core {
+namespace {
+
+constexpr std::size_t kib = 1024;
+constexpr std::size_t page = 64 * kib;  // the sim's page in these tests
+
+using kind = segment_heap::kind;
+
+class SegmentHeap : public ::testing::TestWithParam<bool> {  // param: virtual memory
+ protected:
+  SegmentHeap() {
+    sim_options o;
+    o.page_bytes = GetParam() ? page : 0;
+    device_ = make_sim_backend(o);
+  }
+  std::unique_ptr<segment_heap> make(segment_heap::config c = {}) {
+    if (c.reservation_bytes == 0) c.reservation_bytes = std::size_t{64} << 20;
+    c.chunk_bytes = page;
+    return std::make_unique<segment_heap>(*device_, c);
+  }
+  static std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+  std::unique_ptr<sim_backend> device_;
+};
+
+TEST_P(SegmentHeap, SplitsAndCoalescesAtEveryBoundary) {
+  auto heap = make();
+  // Three neighbours in one fresh page run: a, b, c.
+  void* a = heap->allocate(16 * kib, 256, kind::large, {}, true);
+  void* b = heap->allocate(16 * kib, 256, kind::large, {}, true);
+  void* c = heap->allocate(16 * kib, 256, kind::large, {}, true);
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(addr(b), addr(a) + 16 * kib);
+  ASSERT_EQ(addr(c), addr(b) + 16 * kib);
+  const auto base = heap->stats();
+  // The middle one: its neighbours are used, so it stays alone; a request of its size takes it.
+  EXPECT_EQ(heap->free(b, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->stats().free_extents, base.free_extents + 1);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {}, true), b);
+  // Free first and middle: they merge, so twice the size fits at a.
+  EXPECT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->free(b, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->stats().free_extents, base.free_extents + 1);
+  void* ab = heap->allocate(32 * kib, 256, kind::large, {}, true);
+  EXPECT_EQ(ab, a);
+  // Free both sides of c, then c: one free extent again, as before any allocation.
+  EXPECT_EQ(heap->free(ab, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->free(c, kind::large, {}), segment_heap::free_result::freed);
+  const auto after = heap->stats();
+  EXPECT_EQ(after.free_extents, 1u);
+  EXPECT_EQ(after.large_bytes, 0u);
+  EXPECT_EQ(after.free_bytes, after.mapped_bytes);
+  EXPECT_EQ(after.largest_free_bytes, after.free_bytes);
+  EXPECT_EQ(after.mapped_bytes, page);  // 48 KiB never needed a second page
+}
+
+TEST_P(SegmentHeap, ReportsWhatAnInvalidFreeIs) {
+  auto heap = make();
+  void* a = heap->allocate(4 * kib, 256, kind::large, {}, true);
+  void* s = heap->allocate(page, page, kind::slab, {}, true);
+  EXPECT_EQ(heap->free(static_cast<char*>(a) + 256, kind::large, {}), segment_heap::free_result::interior);
+  EXPECT_EQ(heap->free(s, kind::large, {}), segment_heap::free_result::foreign);  // a slab is not the user's
+  int host = 0;
+  EXPECT_EQ(heap->free(&host, kind::large, {}), segment_heap::free_result::foreign);
+  EXPECT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::double_free);
+  EXPECT_EQ(heap->free(s, kind::slab, {}), segment_heap::free_result::freed);
+}
+
+TEST_P(SegmentHeap, HonoursAlignmentUpToOneGiB) {
+  segment_heap::config c;
+  c.reservation_bytes = std::size_t{4} << 30;  // address space only
+  auto heap = make(c);
+  for (std::size_t align = 256; align <= (std::size_t{1} << 30); align <<= 2) {
+    void* p = heap->allocate(1000, align, kind::large, {}, true);
+    ASSERT_NE(p, nullptr) << align;
+    EXPECT_EQ(addr(p) % align, 0u) << align;
+  }
+  // The padding in front of an aligned range is not mapped (virtual memory) beyond one page per
+  // request: mapped bytes stay small although the alignments span a GiB.
+  if (GetParam()) EXPECT_LE(heap->stats().mapped_bytes, 12 * page);
+}
+
+TEST_P(SegmentHeap, StreamOrderedReuse) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s_handle = 0;
+  int t_handle = 0;
+  const stream_use on_s{&s_handle, true};
+  const stream_use on_t{&t_handle, true};
+  void* a = heap->allocate(32 * kib, 256, kind::large, on_s, true);
+  const stream_tag pending_on_s{&completed, 1, &s_handle, true};
+  ASSERT_EQ(heap->free(a, kind::large, pending_on_s), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->stats().pending_bytes, heap->stats().free_bytes);  // merged with the rest of the page, pending
+  // Another stream and slabs never see it before the epoch completes; they get other memory.
+  void* t = heap->allocate(page, 256, kind::large, on_t, true);
+  ASSERT_NE(t, nullptr);
+  EXPECT_GE(addr(t), addr(a) + page);
+  void* slab = heap->allocate(page, page, kind::slab, {}, true);
+  EXPECT_TRUE(addr(slab) + page <= addr(a) || addr(slab) >= addr(a) + page);
+  // The stream itself reuses it at once.
+  void* again = heap->allocate(32 * kib, 256, kind::large, on_s, true);
+  EXPECT_EQ(again, a);
+  ASSERT_EQ(heap->free(again, kind::large, pending_on_s), segment_heap::free_result::freed);
+  // After a forget_stream, not even the stream itself (its handle may name a new stream).
+  heap->forget_stream(&s_handle);
+  void* s2 = heap->allocate(page, 256, kind::large, on_s, true);
+  EXPECT_TRUE(addr(s2) + page <= addr(a) || addr(s2) >= addr(a) + page);
+  // Once the epoch completed, anyone.
+  completed.store(1);
+  void* t2 = heap->allocate(32 * kib, 256, kind::large, on_t, true);
+  EXPECT_EQ(t2, a);
+  EXPECT_EQ(heap->stats().pending_bytes, 0u);
+}
+
+// A range pending on one stream and a free range next to it: a request of their joint size from
+// another stream must not get the pending part, merged or not (RMM #2489).
+TEST_P(SegmentHeap, NeverMergesPendingIntoReusable) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed_s{0};
+  std::atomic<std::uint64_t> completed_u{0};
+  int s = 0, t = 0, u = 0;
+  void* a = heap->allocate(16 * kib, 256, kind::large, {}, true);
+  void* b = heap->allocate(16 * kib, 256, kind::large, {}, true);
+  void* c = heap->allocate(16 * kib, 256, kind::large, {}, true);
+  void* d = heap->allocate(16 * kib, 256, kind::large, {}, true);  // the page's last quarter
+  ASSERT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(b, kind::large, {&completed_s, 1, &s, true}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(c, kind::large, {&completed_u, 1, &u, true}), segment_heap::free_result::freed);
+  void* p = heap->allocate(page, 256, kind::large, {&t, true}, true);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(addr(p) >= addr(d) + 16 * kib || addr(p) + page <= addr(a)) << "got pending memory";
+  // Stream s may take a+b (b is its own), but not c (pending on u).
+  void* q = heap->allocate(48 * kib, 256, kind::large, {&s, true}, true);
+  EXPECT_TRUE(addr(q) >= addr(d) + 16 * kib || addr(q) + 48 * kib <= addr(a)) << "got u's pending memory";
+  void* r = heap->allocate(32 * kib, 256, kind::large, {&s, true}, true);
+  EXPECT_EQ(r, a);
+}
+
+TEST_P(SegmentHeap, TrimUnmapsExactlyTheWhollyFreePages) {
+  auto heap = make();
+  void* a = heap->allocate(page, 256, kind::large, {}, true);
+  void* b = heap->allocate(2 * page + 4 * kib, 256, kind::large, {}, true);  // spills into a 4th page
+  void* c = heap->allocate(8 * kib, 256, kind::large, {}, true);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(heap->stats().mapped_bytes, 4 * page);
+  EXPECT_EQ(device_->chunk_bytes(), GetParam() ? 4 * page : heap->stats().mapped_bytes);
+  EXPECT_EQ(heap->trim(), 0u);  // nothing wholly free
+  ASSERT_EQ(heap->free(b, kind::large, {}), segment_heap::free_result::freed);
+  // b covered pages 1, 2 and part of 3, which c shares: pages 1 and 2 go (virtual memory); a
+  // chunk goes only when wholly free.
+  EXPECT_EQ(heap->stats().unmappable_bytes, GetParam() ? 2 * page : 0u);
+  EXPECT_EQ(heap->trim(), GetParam() ? 2 * page : 0u);
+  EXPECT_EQ(device_->chunk_bytes(), heap->stats().mapped_bytes);
+  ASSERT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(c, kind::large, {}), segment_heap::free_result::freed);
+  heap->trim();
+  EXPECT_EQ(heap->stats().mapped_bytes, 0u);
+  EXPECT_EQ(device_->chunk_bytes(), 0u);
+  // And it grows again, into the unmapped range.
+  void* again = heap->allocate(3 * page, 256, kind::large, {}, true);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(heap->stats().mapped_bytes, 3 * page);
+  EXPECT_EQ(heap->free(again, kind::large, {}), segment_heap::free_result::freed);
+}
+
+TEST_P(SegmentHeap, TrimLeavesPendingRangesAndTheInitialReservation) {
+  auto heap = make();
+  ASSERT_TRUE(heap->reserve_initial(2 * page));
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0;
+  void* a = heap->allocate(4 * page, page, kind::large, {}, true);
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(heap->free(a, kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->trim(), 0u);  // pending: its device work may still run
+  completed.store(1);
+  // Virtual memory: the two pages mapped beyond the reservation; chunks: the request's own chunk.
+  EXPECT_EQ(heap->trim(), GetParam() ? 2 * page : 4 * page);
+  EXPECT_EQ(heap->stats().mapped_bytes, 2 * page);
+}
+
+TEST_P(SegmentHeap, MapFailuresLeaveTheHeapUnchanged) {
+  auto heap = make();
+  void* a = heap->allocate(8 * kib, 256, kind::large, {}, true);
+  ASSERT_NE(a, nullptr);
+  const auto before = heap->stats();
+  device_->set_chunk_failure_probability(1.0);
+  EXPECT_EQ(heap->allocate(2 * page, 256, kind::large, {}, true), nullptr);
+  EXPECT_EQ(heap->allocate(page, page, kind::slab, {}, true), nullptr);
+  const auto after = heap->stats();
+  EXPECT_EQ(after.mapped_bytes, before.mapped_bytes);
+  EXPECT_EQ(after.free_bytes, before.free_bytes);
+  EXPECT_EQ(after.free_extents, before.free_extents);
+  EXPECT_EQ(heap->allocate(8 * kib, 256, kind::large, {}, true), static_cast<char*>(a) + 8 * kib);  // fits: no map
+  device_->set_chunk_failure_probability(0.0);
+  EXPECT_NE(heap->allocate(2 * page, 256, kind::large, {}, true), nullptr);
+}
+
+TEST_P(SegmentHeap, ByteLimitBoundsMappedBytes) {
+  segment_heap::config c;
+  c.byte_limit = 4 * page;
+  auto heap = make(c);
+  void* a = heap->allocate(3 * page, 256, kind::large, {}, true);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(heap->allocate(2 * page, 256, kind::large, {}, true), nullptr);  // 5 pages > 4
+  void* b = heap->allocate(page, 256, kind::large, {}, true);
+  ASSERT_NE(b, nullptr);
+  EXPECT_LE(heap->stats().mapped_bytes, c.byte_limit);
+  // Freed memory serves a request of another shape without growing.
+  ASSERT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_NE(heap->allocate(2 * page, page, kind::slab, {}, true), nullptr);
+  EXPECT_LE(heap->stats().peak_mapped_bytes, c.byte_limit);
+}
+
+TEST_P(SegmentHeap, NoGrowthServesOnlyTheInitialReservation) {
+  segment_heap::config c;
+  c.allow_growth = false;
+  auto heap = make(c);
+  ASSERT_TRUE(heap->reserve_initial(2 * page));
+  void* a = heap->allocate(2 * page, 256, kind::large, {}, true);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(heap->allocate(256, 256, kind::large, {}, true), nullptr);
+  EXPECT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->allocate(page, page, kind::slab, {}, true), a);
+}
+
+TEST_P(SegmentHeap, ReusesFreedRangesForOtherShapes) {
+  if (!GetParam()) GTEST_SKIP() << "chunks are apart: other shapes need one contiguous range";
+  auto heap = make();
+  std::vector<void*> live;
+  for (int i = 0; i < 16; ++i) live.push_back(heap->allocate((i % 5 + 1) * 24 * kib, 256, kind::large, {}, true));
+  const std::size_t mapped = heap->stats().mapped_bytes;
+  for (void* p : live) ASSERT_EQ(heap->free(p, kind::large, {}), segment_heap::free_result::freed);
+  // All free and merged: one extent per contiguous run; the same bytes in other shapes fit.
+  live.clear();
+  for (int i = 0; i < 4; ++i) live.push_back(heap->allocate(mapped / 4 - 4 * kib, 256, kind::large, {}, true));
+  for (void* p : live) EXPECT_NE(p, nullptr);
+  EXPECT_EQ(heap->stats().mapped_bytes, mapped);
+  for (void* p : live) heap->free(p, kind::large, {});
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SegmentHeap, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "virtual_memory" : "chunks"; });
+
+}  // namespace
+}  // namespace cudapool::core
