@@ -177,15 +177,13 @@ class basic_pool final : private core::free_list_sink {
     lists_.flush_thread_cache();
   }
 
-  // Thread-safe. Makes completed stream-ordered frees reusable, then gives every wholly free slab
-  // and every cached large chunk back to the backend. Returns the bytes given back.
+  // Thread-safe. Makes completed stream-ordered frees reusable, gives every wholly free slab to the
+  // heap, and unmaps the heap's wholly free pages (the pages of initial_reservation stay). Returns
+  // the bytes given back to the backend.
   std::size_t trim() {
     core_.reclaim(*this);
-    std::size_t released = 0;
-    for (size_class c = 0; c < core_.classes().count(); ++c) {
-      released += core_.release_free_slabs(c, lists_.take_all(c), *this);
-    }
-    return released + core_.trim_large_cache(0);
+    release_free_slabs();
+    return core_.trim_heap();
   }
 
   // Thread-safe. A consistent snapshot only at quiescence.
@@ -267,7 +265,7 @@ class basic_pool final : private core::free_list_sink {
     if (DebugHooks && core_.debugging()) [[unlikely]] return allocate_debug(bytes, alignment, s);
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);
-    if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment);
+    if (c == core::large_class) [[unlikely]] return allocate_large(bytes, alignment, s);
     block_index b = no_block;
     if constexpr (address_caching<FreeLists>) {
       const core::free_block f = lists_.take(c);
@@ -305,7 +303,7 @@ class basic_pool final : private core::free_list_sink {
     block_index b = no_block;
     void* p = nullptr;
     if (c == core::large_class) {
-      p = allocate_large(total, alignment);
+      p = allocate_large(total, alignment, s);
     } else {
       b = pop(c, s);
       if (b == no_block) b = refill(c, s);
@@ -403,20 +401,36 @@ class basic_pool final : private core::free_list_sink {
     return no_block;
   }
 
-  // Large requests: a cached chunk; else, if large chunks wait behind stream-ordered frees, close
-  // their epochs and take back the completed ones first; else a new chunk; else wait and trim.
-  [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment) {
-    if (void* p = core_.allocate_large(bytes, alignment, false)) return p;
-    if (core_.large_pending()) {
+  // Large requests, from the heap: a free range (ranges freed on s at once, others once their
+  // epoch completed); else, if ranges wait behind epochs, close them and look for completed ones
+  // (no wait); else wholly free slabs back to the heap; only then new memory; else wait for every
+  // pending free, trim, and try once more.
+  [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
+    if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
+    if (core_.heap_pending()) {
       core_.close_open_epochs();
-      core_.reclaim(*this);
+      if (core_.reclaim(*this) > 0) {
+        if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
+      }
     }
-    if (void* p = core_.allocate_large(bytes, alignment)) return p;
+    if (release_free_slabs() > 0) {
+      if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
+    }
+    if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.wait_pending(*this);
     trim();
-    if (void* p = core_.allocate_large(bytes, alignment)) return p;
+    if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.count_oom();
     return nullptr;
+  }
+
+  // Every wholly free slab of every class to the heap (host work only). Returns their bytes.
+  std::size_t release_free_slabs() {
+    std::size_t released = 0;
+    for (size_class c = 0; c < core_.classes().count(); ++c) {
+      released += core_.release_free_slabs(c, lists_.take_all(c), *this);
+    }
+    return released;
   }
 
   // The release threshold: idle memory above it goes back to the backend.

@@ -12,8 +12,6 @@ namespace cudapool::core {
 
 namespace {
 
-constexpr std::size_t large_granularity = std::size_t{2} << 20;  // cudaMalloc's own granularity
-
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 std::string human(std::size_t bytes) {
@@ -50,39 +48,34 @@ const pool_options& validated(const pool_options& o) {
 
 // ---- construction / destruction -------------------------------------------------------------
 
+segment_heap::config heap_config(const pool_options& o) {
+  segment_heap::config c;
+  c.byte_limit = o.byte_limit;
+  c.allow_growth = o.allow_growth;
+  c.virtual_memory = o.virtual_memory;
+  c.reservation_bytes = o.address_reservation;
+  c.chunk_bytes = o.slab_bytes;
+  return c;
+}
+
 pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& options, std::string_view variant)
-    : backend_(std::move(backend)), options_(validated(options)), classes_(options_), variant_(variant) {
-  if (!backend_) throw std::invalid_argument("cudapool: a pool needs a backend");
+    : backend_(backend ? std::move(backend) : throw std::invalid_argument("cudapool: a pool needs a backend")),
+      options_(validated(options)),
+      classes_(options_),
+      variant_(variant),
+      heap_(*backend_, heap_config(options_)) {
   class_state_ = std::make_unique<class_state[]>(classes_.count());
   epoch_shards_ = std::make_unique<epoch_shard[]>(epoch_shard_count);
   for (std::size_t i = 0; i < epoch_shard_count; ++i) epoch_shards_[i].pending_blocks.assign(classes_.count(), 0);
   debug_ = diagnostics::make(options_, *backend_);
   if (options_.initial_reservation > 0) {
-    const std::size_t frames = round_up(options_.initial_reservation, options_.slab_bytes) / options_.slab_bytes;
-    const std::size_t bytes = frames * options_.slab_bytes;
-    if (!try_reserve(bytes)) {
+    const std::size_t bytes = round_up(options_.initial_reservation, options_.slab_bytes);
+    if (options_.byte_limit != 0 && bytes > options_.byte_limit) {
       throw out_of_memory("cudapool: initial_reservation of " + human(bytes) + " exceeds byte_limit " +
                           human(options_.byte_limit));
     }
-    // Over-allocate by one alignment unit if the backend does not hand out 64 KiB aligned chunks.
-    void* chunk = backend_->allocate_chunk(bytes);
-    std::size_t chunk_bytes = bytes;
-    if (chunk != nullptr && reinterpret_cast<std::uintptr_t>(chunk) % slab_alignment != 0) {
-      backend_->free_chunk(chunk, bytes);
-      chunk_bytes = bytes + slab_alignment;
-      chunk = backend_->allocate_chunk(chunk_bytes);
-    }
-    if (chunk == nullptr) {
-      unreserve(bytes);
+    if (!heap_.reserve_initial(bytes)) {
       throw out_of_memory("cudapool: the backend could not provide the initial_reservation of " + human(bytes));
-    }
-    if (chunk_bytes != bytes) reserved_bytes_.fetch_add(slab_alignment, std::memory_order_relaxed);
-    raise_reserved_peak(reserved_bytes_.load(std::memory_order_relaxed));
-    reservation_ = chunk;
-    reservation_bytes_ = chunk_bytes;
-    const auto first = round_up(reinterpret_cast<std::uintptr_t>(chunk), slab_alignment);
-    for (std::size_t f = frames; f-- > 0;) {
-      reservation_frames_.push_back(reinterpret_cast<void*>(first + f * options_.slab_bytes));
     }
   }
 }
@@ -100,16 +93,7 @@ pool_core::~pool_core() {
   if (debug_) debug_->poll();  // every guard check has completed: pending frees were waited for
   if (options_.report_leaks) report_leaks();
   if (debug_) debug_->release_all();
-  for (std::uint32_t id = 0; id < slab_count_; ++id) {
-    slab_desc& s = slabs_[id];
-    if (s.base.load(std::memory_order_relaxed) != 0 && s.chunk != nullptr) {
-      backend_->free_chunk(s.chunk, s.chunk_bytes);
-    }
-  }
-  for (const large_entry& l : large_) {
-    if (l.chunk != nullptr) backend_->free_chunk(l.chunk, l.chunk_bytes);
-  }
-  if (reservation_ != nullptr) backend_->free_chunk(reservation_, reservation_bytes_);
+  // heap_ gives all device memory back when it is destroyed.
 }
 
 // ---- invalid frees and the large path -------------------------------------------------------
@@ -124,196 +108,61 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     report_invalid(p, r.interior ? invalid_free_reason::interior_pointer : invalid_free_reason::double_free);
     return;
   }
-  const auto addr = reinterpret_cast<std::uintptr_t>(p);
-  std::unique_lock lock(large_mutex_);
-  auto it = large_by_address_.upper_bound(addr);
-  if (it == large_by_address_.begin()) {
-    lock.unlock();
-    report_invalid(p, invalid_free_reason::foreign_pointer);
-    return;
+  stream_tag tag;
+  if (stream != nullptr) {
+    try {
+      tag = mark_stream_free(*stream);
+    } catch (const std::exception& e) {
+      // No epoch to wait behind (out of host memory, or the event failed): wait for the stream.
+      std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed (%s); synchronizing the stream\n",
+                   e.what());
+      try {
+        backend_->synchronize(*stream);
+      } catch (const std::exception& e2) {
+        std::fprintf(stderr, "cudapool: synchronizing failed too (%s): %p is lost to the pool\n", e2.what(), p);
+        return;
+      }
+    }
   }
-  --it;
-  large_entry& l = large_[it->second];
-  if (addr != l.user) {
-    const bool inside = addr < l.user + l.bytes;
-    lock.unlock();
-    report_invalid(p, inside ? invalid_free_reason::interior_pointer : invalid_free_reason::foreign_pointer);
-    return;
+  std::size_t requested = 0;
+  switch (heap_.free(p, segment_heap::kind::large, tag, &requested)) {
+    case segment_heap::free_result::freed:
+      large_frees_.fetch_add(1, std::memory_order_relaxed);
+      counters_.add(requested_counter, -static_cast<std::int64_t>(requested));
+      if (stream == nullptr && over_release_threshold()) {
+        try {
+          trim_heap();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "cudapool: trim at the release threshold failed: %s\n", e.what());
+        }
+      }
+      return;
+    case segment_heap::free_result::double_free:
+      return report_invalid(p, invalid_free_reason::double_free);
+    case segment_heap::free_result::interior:
+      return report_invalid(p, invalid_free_reason::interior_pointer);
+    case segment_heap::free_result::foreign:
+      return report_invalid(p, invalid_free_reason::foreign_pointer);
   }
-  if (l.pending) {
-    lock.unlock();
-    report_invalid(p, invalid_free_reason::double_free);
-    return;
-  }
-  const std::uint32_t id = it->second;
-  ++large_frees_;
-  counters_.add(requested_counter, -static_cast<std::int64_t>(l.bytes));
-  if (stream == nullptr) {
-    cache_large_locked(id);
-    lock.unlock();
-    if (over_release_threshold()) trim_large_cache(0);
-    return;
-  }
-  l.pending = true;
-  const std::size_t bytes = l.chunk_bytes;
-  lock.unlock();
-  defer_item(large_tag | id, bytes, *stream);
 }
 
-void pool_core::cache_large_locked(std::uint32_t id) {
-  large_entry& l = large_[id];
-  large_by_address_.erase(l.user);
-  l.pending = false;
-  large_in_use_bytes_ -= l.chunk_bytes;
-  large_cached_bytes_ += l.chunk_bytes;
-  large_cache_.emplace(l.chunk_bytes, id);
-}
-
-void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, bool may_grow) {
-  const std::size_t need = round_up(bytes + (alignment > min_alignment ? alignment : 0), large_granularity);
-  std::unique_lock lock(large_mutex_);
-  std::uint32_t id = 0;
-  // Best fit, but never more than a quarter (or one granule) larger than needed.
-  auto it = large_cache_.lower_bound(need);
-  if (it != large_cache_.end() && it->first <= std::max(need + large_granularity, need + need / 4)) {
-    id = it->second;
-    large_cache_.erase(it);
-    large_cached_bytes_ -= large_[id].chunk_bytes;
-  } else {
-    lock.unlock();
-    if (!may_grow || !options_.allow_growth) return nullptr;  // a fixed pool never calls the backend again
-    void* chunk = backend_chunk(need);
-    if (chunk == nullptr) {
-      trim_large_cache(0);  // cached chunks of other sizes go first
-      chunk = backend_chunk(need);
-      if (chunk == nullptr) return nullptr;
-    }
-    lock.lock();
-    if (large_free_ids_.empty()) {
-      id = static_cast<std::uint32_t>(large_.size());
-      large_.emplace_back();
-    } else {
-      id = large_free_ids_.back();
-      large_free_ids_.pop_back();
-    }
-    large_[id].chunk = chunk;
-    large_[id].chunk_bytes = need;
-  }
-  large_entry& l = large_[id];
-  l.user = round_up(reinterpret_cast<std::uintptr_t>(l.chunk), std::max(alignment, min_alignment));
-  l.bytes = bytes;
-  l.pending = false;
-  large_by_address_.emplace(l.user, id);
-  large_in_use_bytes_ += l.chunk_bytes;
-  ++large_allocs_;
+void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow) {
+  void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow);
+  if (p == nullptr) return nullptr;
+  large_allocs_.fetch_add(1, std::memory_order_relaxed);
   counters_.add(requested_counter, static_cast<std::int64_t>(bytes));
-  return reinterpret_cast<void*>(l.user);
+  return p;
 }
 
-std::size_t pool_core::trim_large_cache(std::size_t keep_bytes) {
-  std::vector<large_entry> victims;
-  {
-    std::lock_guard lock(large_mutex_);
-    // Largest first: they free the most for the fewest backend calls.
-    while (large_cached_bytes_ > keep_bytes && !large_cache_.empty()) {
-      auto it = std::prev(large_cache_.end());
-      const std::uint32_t id = it->second;
-      large_cache_.erase(it);
-      large_cached_bytes_ -= large_[id].chunk_bytes;
-      victims.push_back(large_[id]);
-      large_[id] = {};
-      large_free_ids_.push_back(id);
-    }
-  }
-  std::size_t freed = 0;
-  for (const large_entry& v : victims) {
-    backend_->free_chunk(v.chunk, v.chunk_bytes);
-    unreserve(v.chunk_bytes);
-    freed += v.chunk_bytes;
-    trims_.fetch_add(1, std::memory_order_relaxed);
-  }
-  return freed;
-}
-
-// ---- reservation accounting -----------------------------------------------------------------
-
-std::size_t pool_core::try_reserve(std::size_t bytes) noexcept {
-  std::size_t cur = reserved_bytes_.load(std::memory_order_relaxed);
-  do {
-    if (options_.byte_limit != 0 && cur + bytes > options_.byte_limit) return 0;
-  } while (!reserved_bytes_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
-  return cur + bytes;
-}
-
-// Called once the backend granted a reservation (a failed request must not raise the peak).
-void pool_core::raise_reserved_peak(std::size_t reserved) noexcept {
-  std::size_t peak = peak_reserved_.load(std::memory_order_relaxed);
-  while (reserved > peak && !peak_reserved_.compare_exchange_weak(peak, reserved, std::memory_order_relaxed)) {
-  }
-}
-
-void pool_core::unreserve(std::size_t bytes) noexcept { reserved_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
-
-void* pool_core::backend_chunk(std::size_t bytes) {
-  const std::size_t reserved = try_reserve(bytes);
-  if (reserved == 0) return nullptr;
-  void* chunk = nullptr;
-  try {
-    chunk = backend_->allocate_chunk(bytes);
-  } catch (...) {
-    unreserve(bytes);
-    throw;
-  }
-  if (chunk == nullptr) {
-    unreserve(bytes);
-  } else {
-    raise_reserved_peak(reserved);
-  }
-  return chunk;
-}
+std::size_t pool_core::trim_heap() { return heap_.trim(); }
 
 // ---- growth and trim ------------------------------------------------------------------------
-
-void* pool_core::take_frame(void** chunk, std::size_t* chunk_bytes) {
-  if (!reservation_frames_.empty()) {
-    void* f = reservation_frames_.back();
-    reservation_frames_.pop_back();
-    *chunk = nullptr;
-    *chunk_bytes = 0;
-    return f;
-  }
-  if (!options_.allow_growth) return nullptr;
-  std::size_t bytes = options_.slab_bytes;
-  void* c = backend_chunk(bytes);
-  if (c != nullptr && reinterpret_cast<std::uintptr_t>(c) % slab_alignment != 0) {
-    // Not 64 KiB aligned (cudaMalloc gives 2 MiB alignment in practice; this is the fallback).
-    backend_->free_chunk(c, bytes);
-    unreserve(bytes);
-    bytes += slab_alignment;
-    c = backend_chunk(bytes);
-  }
-  if (c == nullptr) return nullptr;
-  *chunk = c;
-  *chunk_bytes = bytes;
-  return reinterpret_cast<void*>(round_up(reinterpret_cast<std::uintptr_t>(c), slab_alignment));
-}
-
-void pool_core::give_back_frame(void* frame, void* chunk, std::size_t chunk_bytes) {
-  if (chunk == nullptr) {
-    reservation_frames_.push_back(frame);
-    return;
-  }
-  backend_->free_chunk(chunk, chunk_bytes);
-  unreserve(chunk_bytes);
-}
 
 pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
   std::lock_guard lock(growth_mutex_);
   class_state& cs = class_state_[c];
   if (cs.generation.load(std::memory_order_relaxed) != seen) return {{}, true};
-  void* chunk = nullptr;
-  std::size_t chunk_bytes = 0;
-  void* frame = take_frame(&chunk, &chunk_bytes);
+  void* frame = heap_.allocate(options_.slab_bytes, slab_alignment, segment_heap::kind::slab, {}, true);
   if (frame == nullptr) return {};
 
   const auto block_bytes = static_cast<std::uint32_t>(classes_.bytes(c));
@@ -332,7 +181,7 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
       slabs_.grow_to(std::size_t{slab_count_} + 1);
       blocks_.grow_to(first + count);
     } catch (...) {
-      give_back_frame(frame, chunk, chunk_bytes);
+      (void)heap_.free(frame, segment_heap::kind::slab, {});
       throw;
     }
     id = slab_count_++;
@@ -347,8 +196,6 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     block_count_ = static_cast<std::uint32_t>(first + count);
   }
   slab_desc& s = slabs_[id];
-  s.chunk = chunk;
-  s.chunk_bytes = chunk_bytes;
   const auto base = reinterpret_cast<std::uintptr_t>(frame);
   for (std::uint32_t i = 0; i < s.block_count; ++i) {
     block_entry& e = blocks_[s.first_block + i];
@@ -380,7 +227,7 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
   for (const auto& [id, n] : free_in_slab) {
     if (n == slabs_[id].block_count) victims.push_back(id);
   }
-  std::vector<std::pair<void*, std::size_t>> chunks;
+  std::vector<void*> frames;
   class_state& cs = class_state_[c];
   for (std::uint32_t id : victims) {
     slab_desc& s = slabs_[id];
@@ -391,12 +238,7 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
     if (debug_) debug_->on_chunk_released(frame);
     pages_.set(frame, options_.slab_bytes, 0);
     s.base.store(0, std::memory_order_release);
-    if (s.chunk == nullptr) {
-      reservation_frames_.push_back(frame);
-    } else {
-      chunks.emplace_back(s.chunk, s.chunk_bytes);
-    }
-    s.chunk = nullptr;
+    frames.push_back(frame);
     cs.capacity.fetch_sub(s.block_count, std::memory_order_relaxed);
     cs.slabs.fetch_sub(1, std::memory_order_relaxed);
     cs.released.push_back(id);
@@ -417,52 +259,56 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
     b = next;
   }
   if (!rest.empty()) blocks_[rest.tail].next.store(no_block, std::memory_order_relaxed);
+  // Under the growth lock, so that a growth that reuses the frame sees it in the heap.
+  for (void* frame : frames) (void)heap_.free(frame, segment_heap::kind::slab, {});
   lock.unlock();
   if (!rest.empty()) sink.push_chain(c, rest);
-  std::size_t freed = 0;
-  for (const auto& [chunk, bytes] : chunks) {
-    backend_->free_chunk(chunk, bytes);
-    unreserve(bytes);
-    freed += bytes;
-    trims_.fetch_add(1, std::memory_order_relaxed);
-  }
-  return freed;
+  return frames.size() * options_.slab_bytes;
 }
 
 // ---- stream-ordered frees -------------------------------------------------------------------
-
-void pool_core::defer(block_index b, stream_ref s) noexcept {
-  defer_item(b, classes_.bytes(blocks_[b].size_class()), s);
-}
 
 pool_core::epoch_shard& pool_core::shard_of(stream_ref s) const noexcept {
   const auto h = reinterpret_cast<std::uintptr_t>(s.native());
   return epoch_shards_[((h >> 4) ^ (h >> 12)) % epoch_shard_count];
 }
 
-void pool_core::defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) noexcept {
+void pool_core::defer(block_index b, stream_ref s) noexcept {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   try {
     stream_epochs& se = shard.streams[s.native()];
     se.stream = s;
-    se.open.push_back(item);
-    if (item & large_tag) {
-      large_pending_.fetch_add(1, std::memory_order_relaxed);
-      large_pending_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    } else {
-      ++shard.pending_blocks[blocks_[item].size_class()];
-    }
-    if (se.open.size() >= options_.epoch_batch) close_locked(shard, se);
+    se.open.push_back(b);
+    ++shard.pending_blocks[blocks_[b].size_class()];
+    if (se.open.size() + se.open_marks >= options_.epoch_batch) close_locked(shard, se);
   } catch (const std::exception& e) {
-    // The item stays in the open epoch (or, if even that failed, the block stays pending and
-    // is lost to this pool, reported here); a later close retries the event.
+    // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
+    // this pool, reported here); a later close retries the event.
     std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed: %s\n", e.what());
   }
 }
 
+stream_tag pool_core::mark_stream_free(stream_ref s) {
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  stream_epochs& se = shard.streams[s.native()];
+  se.stream = s;
+  ++se.open_marks;
+  const stream_tag tag{&se.completed, se.open_seq, s.native(), true};
+  if (se.open.size() + se.open_marks >= options_.epoch_batch) {
+    try {
+      close_locked(shard, se);
+    } catch (const std::exception& e) {
+      // The mark stays in the open epoch; a later close retries the event.
+      std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());
+    }
+  }
+  return tag;
+}
+
 void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {
-  if (se.open.empty()) return;
+  if (se.open.empty() && se.open_marks == 0) return;
   event_handle e = backend_->acquire_event();
   try {
     backend_->record(e, se.stream);
@@ -470,8 +316,10 @@ void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {
     backend_->release_event(e);
     throw;
   }
-  se.closed.push_back({e, std::move(se.open)});
+  se.closed.push_back({e, std::move(se.open), se.open_seq});
   se.open.clear();
+  se.open_marks = 0;
+  ++se.open_seq;
   ++shard.closed;
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -508,10 +356,13 @@ void pool_core::order_after(stream_ref waiter, stream_ref producer) {
 }
 
 void pool_core::flush_stream(stream_ref s) {
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  auto it = shard.streams.find(s.native());
-  if (it != shard.streams.end()) close_locked(shard, it->second);
+  {
+    epoch_shard& shard = shard_of(s);
+    std::lock_guard lock(shard.mutex);
+    auto it = shard.streams.find(s.native());
+    if (it != shard.streams.end()) close_locked(shard, it->second);
+  }
+  heap_.forget_stream(s.native());  // the handle may name another stream once s is destroyed
 }
 
 void pool_core::close_open_epochs() {
@@ -522,19 +373,20 @@ void pool_core::close_open_epochs() {
   }
 }
 
-// Moves an epoch's items to `done` and takes them off the shard's pending counts. Under its lock.
-void pool_core::collect_locked(epoch_shard& shard, epoch& ep, std::vector<std::uint32_t>& done) {
+// Moves a completed epoch's blocks to `done`, takes them off the shard's pending counts, and lets
+// the heap's ranges freed in it (and before it) go to any stream. Under the shard's lock.
+void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done) {
   backend_->release_event(ep.event);
-  for (std::uint32_t item : ep.items) {
-    if (!(item & large_tag)) --shard.pending_blocks[blocks_[item].size_class()];
-  }
+  for (const block_index b : ep.items) --shard.pending_blocks[blocks_[b].size_class()];
   done.insert(done.end(), ep.items.begin(), ep.items.end());
+  se.completed.store(ep.seq, std::memory_order_release);  // pairs with stream_tag::resolved()
   --shard.closed;
   epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::size_t pool_core::reclaim(free_list_sink& sink) {
-  std::vector<std::uint32_t> done;
+  std::vector<block_index> done;
+  std::size_t epochs = 0;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
@@ -542,18 +394,20 @@ std::size_t pool_core::reclaim(free_list_sink& sink) {
     for (auto& [key, se] : shard.streams) {
       // Epochs of one stream complete in order: stop at the first incomplete one.
       while (!se.closed.empty() && backend_->query(se.closed.front().event)) {
-        collect_locked(shard, se.closed.front(), done);
+        collect_locked(shard, se, se.closed.front(), done);
         se.closed.pop_front();
+        ++epochs;
       }
     }
   }
   release_items(done, sink);
   if (debug_) debug_->poll();
-  return done.size();
+  return epochs;
 }
 
 std::size_t pool_core::wait_pending(free_list_sink& sink) {
-  std::vector<std::uint32_t> done;
+  std::vector<block_index> done;
+  std::size_t epochs = 0;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
@@ -561,35 +415,21 @@ std::size_t pool_core::wait_pending(free_list_sink& sink) {
       close_locked(shard, se);
       for (epoch& ep : se.closed) {
         backend_->wait(ep.event);
-        collect_locked(shard, ep, done);
+        collect_locked(shard, se, ep, done);
+        ++epochs;
       }
       se.closed.clear();
     }
   }
   release_items(done, sink);
-  return done.size();
+  return epochs;
 }
 
-// Items of completed epochs: pending -> free, chained per class for the sink; large ones cached.
-void pool_core::release_items(std::vector<std::uint32_t>& items, free_list_sink& sink) {
+// Blocks of completed epochs: pending -> free, chained per class for the sink.
+void pool_core::release_items(std::vector<block_index>& items, free_list_sink& sink) {
   if (items.empty()) return;
   std::vector<block_chain> chains(classes_.count());
-  std::size_t large_done = 0;
-  std::size_t large_bytes = 0;
-  {
-    std::lock_guard lock(large_mutex_);
-    for (std::uint32_t item : items) {
-      if (item & large_tag) {
-        large_bytes += large_[item & ~large_tag].chunk_bytes;
-        cache_large_locked(item & ~large_tag);
-        ++large_done;
-      }
-    }
-  }
-  large_pending_.fetch_sub(large_done, std::memory_order_relaxed);
-  large_pending_bytes_.fetch_sub(large_bytes, std::memory_order_relaxed);
-  for (std::uint32_t item : items) {
-    if (item & large_tag) continue;
+  for (const block_index item : items) {
     block_entry& e = blocks_[item];
     e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
     block_chain& ch = chains[e.size_class()];
@@ -612,8 +452,7 @@ std::size_t pool_core::in_use_bytes_now() const noexcept {
     const std::int64_t live = counters_.sum(alloc_counter(c)) - counters_.sum(free_counter(c));
     bytes += static_cast<std::size_t>(std::max<std::int64_t>(live, 0)) * classes_.bytes(c);
   }
-  std::lock_guard lock(large_mutex_);
-  return bytes + large_in_use_bytes_;
+  return bytes + heap_.large_bytes();
 }
 
 void pool_core::sample_peaks() const noexcept {
@@ -629,7 +468,7 @@ void pool_core::sample_peaks() const noexcept {
 
 bool pool_core::over_release_threshold() const noexcept {
   if (options_.release_threshold == std::numeric_limits<std::size_t>::max()) return false;
-  const std::size_t reserved = reserved_bytes_.load(std::memory_order_relaxed);
+  const std::size_t reserved = heap_.mapped_bytes();
   const std::size_t in_use = in_use_bytes_now();
   return reserved > in_use && reserved - in_use > options_.release_threshold;
 }
@@ -642,9 +481,6 @@ pool_stats pool_core::stats() const {
   st.classes.resize(classes_.count());
   const std::int64_t requested = counters_.sum(requested_counter);
   st.requested_bytes = requested > 0 ? static_cast<std::size_t>(requested) : 0;
-  const std::size_t large_pending_bytes = large_pending_bytes_.load(std::memory_order_relaxed);
-  st.large_pending = large_pending_.load(std::memory_order_relaxed);
-  st.pending_bytes = large_pending_bytes;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     const epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
@@ -664,25 +500,33 @@ pool_stats pool_core::stats() const {
     st.in_use_bytes += cs.in_use_blocks * cs.block_bytes;
     st.pending_bytes += cs.pending_blocks * cs.block_bytes;
   }
-  {
-    std::lock_guard lock(large_mutex_);
-    st.large_live = large_by_address_.size() - st.large_pending;
-    st.large_in_use_bytes = large_in_use_bytes_;
-    st.large_cached_chunks = large_cache_.size();
-    st.large_cached_bytes = large_cached_bytes_;
-    st.allocs += large_allocs_;
-    st.frees += large_frees_;
-  }
-  // large_in_use_bytes_ counts an allocation until its chunk is cached, pending ones included.
-  st.large_in_use_bytes -= std::min(st.large_in_use_bytes, large_pending_bytes);
-  st.in_use_bytes += st.large_in_use_bytes;
-  st.cached_bytes = st.large_cached_bytes;
-  st.reserved_bytes = reserved_bytes_.load(std::memory_order_relaxed);
-  st.peak_reserved_bytes = peak_reserved_.load(std::memory_order_relaxed);
+  const segment_heap::heap_stats h = heap_.stats();
+  st.allocs += large_allocs_.load(std::memory_order_relaxed);
+  st.frees += large_frees_.load(std::memory_order_relaxed);
+  st.large_live = h.large_count;
+  st.large_in_use_bytes = h.large_bytes;
+  st.in_use_bytes += h.large_bytes;
+  st.pending_bytes += h.pending_bytes;
+  st.virtual_memory = h.virtual_memory;
+  st.page_bytes = h.page_bytes;
+  st.address_bytes = h.address_bytes;
+  st.segments = h.segments;
+  st.slab_bytes = h.slab_bytes;
+  st.heap_free_bytes = h.free_bytes;
+  st.heap_free_extents = h.free_extents;
+  st.heap_largest_free_bytes = h.largest_free_bytes;
+  st.heap_fragmentation =
+      h.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(h.largest_free_bytes) / static_cast<double>(h.free_bytes);
+  st.heap_pending_bytes = h.pending_bytes;
+  st.heap_unmappable_bytes = h.unmappable_bytes;
+  st.maps = h.maps;
+  st.unmaps = h.unmaps;
+  st.reserved_bytes = h.mapped_bytes;
+  st.peak_reserved_bytes = h.peak_mapped_bytes;
   st.peak_in_use_bytes = peak_in_use_.load(std::memory_order_relaxed);
   st.peak_requested_bytes = static_cast<std::size_t>(std::max<std::int64_t>(0, peak_requested_.load(std::memory_order_relaxed)));
   st.grows = grows_.load(std::memory_order_relaxed);
-  st.trims = trims_.load(std::memory_order_relaxed);
+  st.trims = h.unmaps;
   st.ooms = ooms_.load(std::memory_order_relaxed);
   st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
   st.events_recorded = events_recorded_.load(std::memory_order_relaxed);
@@ -727,11 +571,9 @@ std::string pool_core::describe_exhaustion(const oom_report& r) const {
     for (const oom_report::thread_cache_holding& t : r.thread_caches) bytes += t.bytes;
     out << "; " << r.thread_caches.size() << " thread caches hold " << human(bytes);
   }
-  if (st.large_live + st.large_cached_chunks + st.large_pending > 0) {
-    out << "; large: " << st.large_live << " live (" << human(st.large_in_use_bytes) << "), "
-        << st.large_pending << " pending, " << st.large_cached_chunks << " cached (" << human(st.large_cached_bytes)
-        << ")";
-  }
+  if (st.large_live > 0) out << "; large: " << st.large_live << " live (" << human(st.large_in_use_bytes) << ")";
+  out << "; heap: " << human(st.heap_free_bytes) << " free in " << st.heap_free_extents << " extents, the largest "
+      << human(st.heap_largest_free_bytes) << ", " << human(st.heap_pending_bytes) << " of it pending";
   out << "; a trim would release " << human(r.releasable_by_trim) << ", a synchronize "
       << human(r.releasable_by_synchronize);
   return out.str();
@@ -755,12 +597,13 @@ void pool_core::report_leaks() const {
     }
   }
   {
-    std::lock_guard lock(large_mutex_);
-    for (const auto& [addr, id] : large_by_address_) {
-      ++count;
-      bytes += large_[id].chunk_bytes;
-      if (examples.size() < 8) examples.emplace_back(reinterpret_cast<void*>(addr), large_[id].bytes);
+    std::size_t large_count = 0;
+    std::size_t large_bytes = 0;
+    for (const auto& e : heap_.live_large(8 - std::min<std::size_t>(8, examples.size()), &large_count, &large_bytes)) {
+      examples.push_back(e);
     }
+    count += large_count;
+    bytes += large_bytes;
   }
   if (count == 0) return;
   std::fprintf(stderr, "cudapool: leak report: the %s pool was destroyed with %zu live allocation%s (%s):\n",
@@ -779,17 +622,8 @@ void pool_core::debug_allocated(void* p, std::size_t bytes, block_index b, strea
                      false, s);
     return;
   }
-  void* chunk = nullptr;
-  std::size_t chunk_bytes = 0;
-  {
-    std::lock_guard lock(large_mutex_);
-    auto it = large_by_address_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it != large_by_address_.end()) {
-      chunk = large_[it->second].chunk;
-      chunk_bytes = large_[it->second].chunk_bytes;
-    }
-  }
-  debug_->on_alloc(p, bytes, chunk, chunk_bytes, true, s);
+  const segment_heap::info e = heap_.describe(p);
+  debug_->on_alloc(p, bytes, reinterpret_cast<void*>(e.base), e.bytes, true, s);
 }
 
 std::size_t pool_core::check_guards() {
@@ -839,19 +673,26 @@ pointer_info pool_core::describe(const void* p) const {
         break;
     }
   } else {
+    const segment_heap::info e = heap_.describe(p);
+    if (!e.found || (e.used && e.what == segment_heap::kind::slab)) return info;  // a released slab's frame
     const auto addr = reinterpret_cast<std::uintptr_t>(p);
-    std::lock_guard lock(large_mutex_);
-    auto it = large_by_address_.upper_bound(addr);
-    if (it == large_by_address_.begin()) return info;
-    --it;
-    const large_entry& l = large_[it->second];
-    if (addr >= l.user + std::max<std::size_t>(l.bytes, 1)) return info;
-    info.what = addr == l.user ? pointer_info::kind::large : pointer_info::kind::interior;
-    info.base = reinterpret_cast<const void*>(l.user);
-    info.offset = addr - l.user;
-    info.capacity_bytes = l.chunk_bytes;
-    info.status = l.pending ? pointer_info::state::pending : pointer_info::state::live;
-    if (!l.pending) info.requested_bytes = l.bytes;
+    info.what = addr == e.base ? pointer_info::kind::large : pointer_info::kind::interior;
+    info.base = reinterpret_cast<const void*>(e.base);
+    info.offset = addr - e.base;
+    info.capacity_bytes = e.bytes;
+    if (e.used) {
+      info.status = pointer_info::state::live;
+      info.requested_bytes = e.requested;
+    } else if (e.pending) {
+      info.status = pointer_info::state::pending;
+      try {
+        info.pending_stream_id = e.pending_stream == nullptr ? 0 : backend_->stream_id(stream_ref(const_cast<void*>(e.pending_stream)));
+      } catch (const std::exception&) {
+        info.pending_stream_id = 0;  // the stream is gone
+      }
+    } else {
+      info.status = pointer_info::state::free;
+    }
   }
   if (debug_ && info.status == pointer_info::state::live) {
     if (auto live = debug_->live(info.base)) {
@@ -875,36 +716,34 @@ oom_report pool_core::exhaustion_report(std::size_t bytes, std::size_t alignment
   r.growth_allowed = options_.allow_growth;
   r.stats = st;
   r.releasable_by_synchronize = st.pending_bytes;
-  // Wholly free slabs (blocks on free lists or in caches, none live or pending), as trim() would
-  // find them, plus the cached large chunks.
-  r.releasable_by_trim = st.large_cached_bytes;
+  // Wholly free slabs (blocks on free lists or in caches, none live or pending), which trim() gives
+  // to the heap, plus the heap's wholly free pages: about what trim() would unmap.
+  r.releasable_by_trim = st.heap_unmappable_bytes;
+  r.largest_free_bytes = st.heap_largest_free_bytes;
   {
     std::lock_guard lock(growth_mutex_);
     for (std::uint32_t id = 0; id < slab_count_; ++id) {
       const slab_desc& s = slabs_[id];
-      if (s.base.load(std::memory_order_relaxed) == 0 || s.chunk == nullptr) continue;
+      if (s.base.load(std::memory_order_relaxed) == 0) continue;
       bool all_free = true;
       for (std::uint32_t i = 0; i < s.block_count && all_free; ++i) {
         all_free = block_entry::state_of(blocks_[s.first_block + i].meta.load(std::memory_order_relaxed)) ==
                    block_state::free;
       }
-      if (all_free) r.releasable_by_trim += s.chunk_bytes;
+      if (all_free) r.releasable_by_trim += options_.slab_bytes;
     }
   }
+  const std::vector<std::pair<const void*, std::size_t>> heap_pending = heap_.pending_by_stream();
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     const epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
     for (const auto& [key, se] : shard.streams) {
       oom_report::stream_holding h;
-      auto count = [&](const std::vector<std::uint32_t>& items) {
-        for (std::uint32_t item : items) {
-          if (item & large_tag) {
-            std::lock_guard large_lock(large_mutex_);
-            h.pending_bytes += large_[item & ~large_tag].chunk_bytes;
-          } else {
-            h.pending_bytes += classes_.bytes(blocks_[item].size_class());
-          }
-        }
+      for (const auto& [stream, bytes] : heap_pending) {
+        if (stream == se.stream.native()) h.pending_bytes += bytes;
+      }
+      auto count = [&](const std::vector<block_index>& items) {
+        for (const block_index b : items) h.pending_bytes += classes_.bytes(blocks_[b].size_class());
       };
       count(se.open);
       for (const epoch& ep : se.closed) count(ep.items);

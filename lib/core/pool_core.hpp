@@ -1,32 +1,34 @@
 // pool_core.hpp - layer 2: the machinery every variant shares.
 //
 // Glossary
-//   frame      slab_bytes of device memory, 64 KiB aligned: one backend chunk, or a piece of the
-//              initial reservation.
+//   heap       the pool's device memory (segment_heap): extents over virtual memory reservations
+//              (or backend chunks), split and coalesced. Slabs and large requests are its extents.
+//   frame      slab_bytes of device memory, 64 KiB aligned: an extent of the heap.
 //   slab       a frame bound to one size class and cut into equal blocks. Its descriptor (id,
 //              class, block index range) is never destroyed: a released slab's descriptor waits
 //              for the next growth of its class and is re-bound to a new frame.
 //   block      one allocation unit of a slab, named by a dense block_index into block_table.
 //   epoch      the stream-ordered frees of one stream covered by one event. Frees accumulate in
 //              the stream's open epoch; closing it records one event; once the event completes
-//              its blocks are free again.
-//   large      a request above the largest class: a whole backend chunk, cached best-fit on free.
+//              its blocks are free again. Large frees on a stream join the open epoch as marks:
+//              their range is back in the heap at once, tagged with the epoch (segment_heap.hpp).
+//   large      a request above the largest class (or over-aligned): an extent of the heap.
 //
 // Who does what. A variant (layer 3) owns the free lists of each class and the hot path; it
 // calls pool_core for everything else: handing a popped block out, resolving a freed pointer,
 // growth, deferral, reclaim, trim, large requests, stats and the leak report. The host never
 // reads or writes device memory: all per-block state lives in host tables (block_table).
 //
-// Invariants (per class, at quiescence)
-//   free (variant lists) + cached (variant caches) + pending (epochs) + in_use == capacity
-//   capacity == sum over bound slabs of block_count
+// Invariants (at quiescence)
+//   per class: free (variant lists) + cached (variant caches) + pending (epochs) + in_use == capacity
+//   per class: capacity == sum over bound slabs of block_count
+//   reserved (mapped) == bound slabs x slab_bytes + heap free (pending included) + large in use
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +39,7 @@
 #include "core/block_table.hpp"
 #include "core/diagnostics.hpp"
 #include "core/page_map.hpp"
+#include "core/segment_heap.hpp"
 #include "core/size_classes.hpp"
 #include "core/thread_counters.hpp"
 #include "cudapool/backend.hpp"
@@ -146,7 +149,8 @@ class pool_core {
   void report_invalid(const void* p, invalid_free_reason reason) noexcept;
 
   // Frees that are not a block start of this pool: large allocations, or invalid (reported).
-  // `stream` null: immediate.
+  // `stream` null: immediate; else the range is reusable at once on *stream, by others after the
+  // event of the stream's open epoch.
   void deallocate_other(const void* p, const lookup_result& r, const stream_ref* stream) noexcept;
 
   // Queues pending block b (already retired to pending) behind the work enqueued on s so far.
@@ -159,7 +163,8 @@ class pool_core {
   void order_after(stream_ref waiter, stream_ref producer);
   // Records the event of s's open epoch now (call before destroying a stream you freed on).
   void flush_stream(stream_ref s);
-  // Moves blocks of completed epochs to `sink`; returns how many blocks (and large chunks) moved.
+  // Moves blocks of completed epochs to `sink` (and lets the heap reuse the ranges freed in them);
+  // returns how many epochs completed.
   std::size_t reclaim(free_list_sink& sink);
   // Closes every open epoch (one event each).
   void close_open_epochs();
@@ -174,22 +179,24 @@ class pool_core {
     block_chain chain;     // the new slab's blocks, all free, linked
     bool raced = false;    // another thread grew class c since `seen`: pop again instead
   };
-  // Binds a new slab of class c (from the reservation, else the backend if growth is allowed and
+  // Binds a new slab of class c: an extent of the heap (which maps memory if growth is allowed and
   // the byte limit permits). Empty chain when no memory could be had.
   grow_result grow(size_class c, std::uint64_t seen);
 
-  // Takes `taken` (every block the caller removed from class c's lists), releases the slabs all
-  // of whose blocks are in it, and gives the rest back to `sink`. Returns bytes given back to the
-  // backend (frames of the initial reservation are kept for reuse by any class).
+  // Takes `taken` (every block the caller removed from class c's lists), gives the slabs all of
+  // whose blocks are in it back to the heap (any class or large request may use them next), and
+  // the rest back to `sink`. Returns the bytes of the slabs released.
   std::size_t release_free_slabs(size_class c, block_chain taken, free_list_sink& sink);
-  // Gives cached large chunks back until at most `keep_bytes` stay cached. Returns bytes freed.
-  std::size_t trim_large_cache(std::size_t keep_bytes);
+  // Unmaps the heap's wholly free pages (without virtual memory: frees wholly free chunks). Returns
+  // the bytes given back to the backend.
+  std::size_t trim_heap();
 
-  // Large requests (above the largest class, or over-aligned), from the cache of free chunks, then
-  // (if may_grow) from the backend. nullptr when exhausted.
-  void* allocate_large(std::size_t bytes, std::size_t alignment, bool may_grow = true);
-  // Large allocations freed on a stream and not yet reclaimed.
-  [[nodiscard]] bool large_pending() const noexcept { return large_pending_.load(std::memory_order_relaxed) != 0; }
+  // Large requests (above the largest class, or over-aligned) on stream s: an extent of the heap,
+  // best fit; ranges freed on s are reusable at once. Maps memory only if may_grow. nullptr when
+  // exhausted.
+  void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow);
+  // Free ranges of the heap wait behind stream epochs.
+  [[nodiscard]] bool heap_pending() const noexcept { return heap_.has_pending(); }
 
   void count_oom() noexcept { ooms_.fetch_add(1, std::memory_order_relaxed); }
   // What out_of_memory carries: what was asked, what is held and where. `st` is the pool's stats()
@@ -229,9 +236,6 @@ class pool_core {
     // &blocks_[first_block], or null when the slab's block range spans two segments of blocks_
     // (grow() avoids that unless a slab has more blocks than a segment holds).
     block_entry* entries = nullptr;
-    // Under the growth lock.
-    void* chunk = nullptr;  // what to give back to the backend (nullptr: a reservation frame)
-    std::size_t chunk_bytes = 0;
   };
 
   struct alignas(64) class_state {
@@ -247,16 +251,22 @@ class pool_core {
   static constexpr std::size_t free_counter(size_class c) noexcept { return max_size_classes + c; }
   static constexpr std::size_t requested_counter = 2 * max_size_classes;
 
-  // An epoch's items: block indices, or large ids with large_tag set.
-  static constexpr std::uint32_t large_tag = std::uint32_t{1} << 31;
+  // An epoch: the blocks freed on one stream (and the number of large frees, which need nothing
+  // but the event) behind one event. Epochs of a stream are numbered from 1 in the order closed.
   struct epoch {
     event_handle event = nullptr;
-    std::vector<std::uint32_t> items;
+    std::vector<block_index> items;
+    std::uint64_t seq = 0;
   };
   struct stream_epochs {
     stream_ref stream;
-    std::vector<std::uint32_t> open;
+    std::vector<block_index> open;
+    std::size_t open_marks = 0;   // large frees in the open epoch
+    std::uint64_t open_seq = 1;   // the number the open epoch gets when closed
     std::deque<epoch> closed;
+    // The last epoch seen complete. Written under the shard's lock with release (pairs with the
+    // acquire of stream_tag::resolved(), which heap allocations on other streams read).
+    std::atomic<std::uint64_t> completed{0};
   };
   struct alignas(64) epoch_shard {
     mutable std::mutex mutex;
@@ -265,26 +275,10 @@ class pool_core {
     std::size_t closed = 0;                            // closed epochs not yet reclaimed; GUARDED_BY(mutex)
   };
 
-  struct large_entry {
-    void* chunk = nullptr;
-    std::size_t chunk_bytes = 0;
-    std::uintptr_t user = 0;
-    std::size_t bytes = 0;
-    bool pending = false;
-  };
-
-  void defer_item(std::uint32_t item, std::size_t bytes, stream_ref s) noexcept;
   void close_locked(epoch_shard& shard, stream_epochs& se);
-  void release_items(std::vector<std::uint32_t>& items, free_list_sink& sink);
-  void* take_frame(void** chunk, std::size_t* chunk_bytes);
-  void give_back_frame(void* frame, void* chunk, std::size_t chunk_bytes);
-  // Reserves `bytes` against the byte limit: the reserved total including them, or 0 when the
-  // limit would be exceeded. raise_reserved_peak(that total) once the backend granted them.
-  std::size_t try_reserve(std::size_t bytes) noexcept;
-  void raise_reserved_peak(std::size_t reserved) noexcept;
-  void unreserve(std::size_t bytes) noexcept;
-  void* backend_chunk(std::size_t bytes);
-  void cache_large_locked(std::uint32_t id);
+  void release_items(std::vector<block_index>& items, free_list_sink& sink);
+  // A large free on s joins s's open epoch: the tag its range carries in the heap.
+  [[nodiscard]] stream_tag mark_stream_free(stream_ref s);
   void report_leaks() const;
   [[nodiscard]] std::size_t in_use_bytes_now() const noexcept;
   void sample_peaks() const noexcept;
@@ -295,22 +289,18 @@ class pool_core {
   const std::string variant_;
   const bool atomic_free_check_ = options_.atomic_free_check;
 
+  segment_heap heap_;  // the device memory; before everything that points into it
   block_table blocks_;
   page_map pages_;  // page -> slab_desc* (as a word)
   segmented_table<slab_desc, 10, 1024> slabs_;
   thread_counters<2 * max_size_classes + 1> counters_;
   std::unique_ptr<class_state[]> class_state_;
 
-  // Growth: frames, slab descriptors, block index ranges.
+  // Growth: slab descriptors, block index ranges (frames come from heap_).
   mutable std::mutex growth_mutex_;
   std::uint32_t slab_count_ = 0;             // GUARDED_BY(growth_mutex_)
   std::uint32_t block_count_ = 0;            // GUARDED_BY(growth_mutex_)
-  void* reservation_ = nullptr;              // the initial reservation chunk, freed at destruction
-  std::size_t reservation_bytes_ = 0;
-  std::vector<void*> reservation_frames_;    // unbound frames of it; GUARDED_BY(growth_mutex_)
 
-  std::atomic<std::size_t> reserved_bytes_{0};
-  mutable std::atomic<std::size_t> peak_reserved_{0};
   mutable std::atomic<std::size_t> peak_in_use_{0};
   mutable std::atomic<std::int64_t> peak_requested_{0};
 
@@ -319,25 +309,13 @@ class pool_core {
   // is destroyed, so a live handle names one stream.
   static constexpr std::size_t epoch_shard_count = 16;
   [[nodiscard]] epoch_shard& shard_of(stream_ref s) const noexcept;
-  void collect_locked(epoch_shard& shard, epoch& ep, std::vector<std::uint32_t>& done);
+  void collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done);
   std::unique_ptr<epoch_shard[]> epoch_shards_;
-  // Large allocations freed on a stream and not yet reclaimed (rare: plain atomics).
-  std::atomic<std::size_t> large_pending_{0};
-  std::atomic<std::size_t> large_pending_bytes_{0};
 
-  // Large path.
-  mutable std::mutex large_mutex_;
-  std::vector<large_entry> large_;                 // by id; GUARDED_BY(large_mutex_)
-  std::vector<std::uint32_t> large_free_ids_;      // GUARDED_BY(large_mutex_)
-  std::map<std::uintptr_t, std::uint32_t> large_by_address_;  // live + pending; GUARDED_BY
-  std::multimap<std::size_t, std::uint32_t> large_cache_;     // chunk bytes -> id; GUARDED_BY
-  std::size_t large_in_use_bytes_ = 0;             // GUARDED_BY(large_mutex_)
-  std::size_t large_cached_bytes_ = 0;             // GUARDED_BY(large_mutex_)
-  std::uint64_t large_allocs_ = 0;                 // GUARDED_BY(large_mutex_)
-  std::uint64_t large_frees_ = 0;                  // GUARDED_BY(large_mutex_)
+  std::atomic<std::uint64_t> large_allocs_{0};
+  std::atomic<std::uint64_t> large_frees_{0};
 
   std::atomic<std::uint64_t> grows_{0};
-  std::atomic<std::uint64_t> trims_{0};
   std::atomic<std::uint64_t> ooms_{0};
   std::atomic<std::uint64_t> invalid_frees_{0};
   std::atomic<std::uint64_t> events_recorded_{0};

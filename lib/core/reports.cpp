@@ -54,7 +54,7 @@ std::string to_json(const oom_report& r) {
   o << "{\"requested_bytes\":" << r.requested_bytes << ",\"alignment\":" << r.alignment
     << ",\"size_class\":" << r.size_class << ",\"class_bytes\":" << r.class_bytes << ",\"byte_limit\":" << r.byte_limit
     << ",\"growth_allowed\":" << (r.growth_allowed ? "true" : "false")
-    << ",\"releasable_by_trim\":" << r.releasable_by_trim
+    << ",\"releasable_by_trim\":" << r.releasable_by_trim << ",\"largest_free_bytes\":" << r.largest_free_bytes
     << ",\"releasable_by_synchronize\":" << r.releasable_by_synchronize << ",\"streams\":[";
   for (std::size_t k = 0; k < r.streams.size(); ++k) {
     const auto& s = r.streams[k];

@@ -404,7 +404,7 @@ void* segment_heap::take(std::uint32_t id, std::size_t bytes, std::size_t alignm
   me.requested = requested;
   me.tag = {};
   index_.insert(me.base, id);
-  used_.store(used_.load(std::memory_order_relaxed) + me.bytes, std::memory_order_relaxed);
+  if (k == kind::large) large_used_.store(large_used_.load(std::memory_order_relaxed) + me.bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(me.base);
 }
 
@@ -448,6 +448,9 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
       best = {u, lo, hi, start};
     }
   };
+  if (config_.byte_limit != 0 && mapped_.load(std::memory_order_relaxed) + round_up(bytes, page_) > config_.byte_limit + page_) {
+    return none;  // no placement can stay under the limit
+  }
   for (std::uint32_t u = unmapped_head_; u != none; u = extents_[u].link_next) consider(u);
   if (best.unmapped == none) {
     // A new reservation: twice the device's memory (or the byte limit), at least the request.
@@ -456,7 +459,13 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
                                                                   : 2 * device_.memory_bytes();
     const std::size_t want = round_up(std::max(base_bytes, bytes + alignment), page_);
     const std::size_t align = std::max(page_, std::bit_floor(std::min(alignment, want)));
-    void* base = device_.reserve_address(want, align);
+    if (bytes > device_.memory_bytes()) return none;  // no device has it: not worth an address range
+    void* base = nullptr;
+    try {
+      base = device_.reserve_address(want, align);
+    } catch (const backend_error&) {
+      return none;  // out of address space: out of memory to the caller
+    }
     try {
       consider(add_segment(reinterpret_cast<std::uintptr_t>(base), want, true, state::unmapped));
     } catch (...) {
@@ -523,7 +532,7 @@ std::uint32_t segment_heap::grow_chunk(std::size_t bytes, std::size_t alignment)
 
 // ---- free ------------------------------------------------------------------------------------
 
-segment_heap::free_result segment_heap::free(const void* p, kind k, const stream_tag& tag) noexcept {
+segment_heap::free_result segment_heap::free(const void* p, kind k, const stream_tag& tag, std::size_t* requested) noexcept {
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard lock(mutex_);
   const std::uint32_t id = index_.find(addr);
@@ -537,7 +546,8 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
   }
   index_.erase(addr);
   extent& e = extents_[id];
-  used_.store(used_.load(std::memory_order_relaxed) - e.bytes, std::memory_order_relaxed);
+  if (k == kind::large) large_used_.store(large_used_.load(std::memory_order_relaxed) - e.bytes, std::memory_order_relaxed);
+  if (requested != nullptr) *requested = e.requested;
   e.tag = tag.resolved() ? stream_tag{} : tag;
   e.requested = 0;
   coalesce(id);

@@ -115,7 +115,8 @@ class segment_heap {
 
   // Frees the used extent of kind k that starts at p, tagged with what its last use is pending
   // behind. Anything else is not touched, and the result says what p is.
-  free_result free(const void* p, kind k, const stream_tag& tag) noexcept;
+  // *requested: what the allocation asked for (when freed).
+  free_result free(const void* p, kind k, const stream_tag& tag, std::size_t* requested = nullptr) noexcept;
 
   // Ranges freed on `stream` stop being reusable at once there: its handle may name another stream
   // next. They stay reusable by all once their epoch completes.
@@ -137,7 +138,7 @@ class segment_heap {
 
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::size_t peak_mapped_bytes() const noexcept { return peak_mapped_.load(std::memory_order_relaxed); }
-  [[nodiscard]] std::size_t used_bytes() const noexcept { return used_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::size_t large_bytes() const noexcept { return large_used_.load(std::memory_order_relaxed); }
   [[nodiscard]] bool virtual_memory() const noexcept { return page_ != 0; }
   [[nodiscard]] std::size_t page_bytes() const noexcept { return page_; }
 
@@ -232,7 +233,7 @@ class segment_heap {
   // Written under mutex_, read relaxed by the pool's release-threshold check and stats.
   std::atomic<std::size_t> mapped_{0};
   std::atomic<std::size_t> peak_mapped_{0};
-  std::atomic<std::size_t> used_{0};
+  std::atomic<std::size_t> large_used_{0};  // bytes of used large extents
   std::atomic<std::size_t> pending_count_{0};  // pending_.size()
 };
 

@@ -26,8 +26,12 @@ std::string to_json(const pool_stats& s) {
     << ",\"cached_bytes\":" << s.cached_bytes << ",\"pending_bytes\":" << s.pending_bytes
     << ",\"peak_reserved_bytes\":" << s.peak_reserved_bytes << ",\"peak_in_use_bytes\":" << s.peak_in_use_bytes
     << ",\"peak_requested_bytes\":" << s.peak_requested_bytes << ",\"large_live\":" << s.large_live
-    << ",\"large_in_use_bytes\":" << s.large_in_use_bytes << ",\"large_cached_chunks\":" << s.large_cached_chunks
-    << ",\"large_cached_bytes\":" << s.large_cached_bytes << ",\"large_pending\":" << s.large_pending
+    << ",\"large_in_use_bytes\":" << s.large_in_use_bytes << ",\"virtual_memory\":" << (s.virtual_memory ? "true" : "false")
+    << ",\"page_bytes\":" << s.page_bytes << ",\"address_bytes\":" << s.address_bytes << ",\"segments\":" << s.segments << ",\"slab_bytes\":" << s.slab_bytes
+    << ",\"heap_free_bytes\":" << s.heap_free_bytes << ",\"heap_free_extents\":" << s.heap_free_extents
+    << ",\"heap_largest_free_bytes\":" << s.heap_largest_free_bytes << ",\"heap_fragmentation\":" << s.heap_fragmentation
+    << ",\"heap_pending_bytes\":" << s.heap_pending_bytes << ",\"heap_unmappable_bytes\":" << s.heap_unmappable_bytes
+    << ",\"maps\":" << s.maps << ",\"unmaps\":" << s.unmaps
     << ",\"allocs\":" << s.allocs << ",\"frees\":" << s.frees << ",\"grows\":" << s.grows
     << ",\"trims\":" << s.trims << ",\"ooms\":" << s.ooms << ",\"invalid_frees\":" << s.invalid_frees
     << ",\"events_recorded\":" << s.events_recorded << ",\"epochs_reclaimed\":" << s.epochs_reclaimed

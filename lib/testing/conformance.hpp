@@ -99,6 +99,9 @@ class conformance : public ::testing::Test {
           << "class " << c << " (" << k.block_bytes << " B): free " << k.free_blocks << " cached " << k.cached_blocks
           << " pending " << k.pending_blocks << " in use " << k.in_use_blocks;
     }
+    // Every mapped byte is a slab, a free heap range or a large extent.
+    EXPECT_EQ(s.reserved_bytes, s.slab_bytes + s.heap_free_bytes + s.large_in_use_bytes) << to_json(s);
+    EXPECT_LE(s.heap_pending_bytes, s.heap_free_bytes);
   }
 
   // Stamps every allocation with its own tag on the device, then verifies all of them: any two
@@ -343,18 +346,206 @@ TYPED_TEST_P(conformance, TrimGivesWhollyFreeSlabsBack) {
   pool->deallocate(again);
 }
 
-TYPED_TEST_P(conformance, LargeAllocationsAreCachedAndReused) {
+TYPED_TEST_P(conformance, LargeAllocationsAreReusedFromTheHeap) {
   auto pool = this->make(this->options());
   void* a = pool->allocate(3 << 20);
   pool->deallocate(a);
   void* b = pool->allocate(3 << 20);
-  EXPECT_EQ(a, b);  // best fit from the cache
+  EXPECT_EQ(a, b);  // best fit: the freed range
   const pool_stats s = pool->stats();
   EXPECT_EQ(s.large_live, 1u);
   EXPECT_EQ(s.grows, 0u);
+  EXPECT_EQ(s.maps, 1u);
   pool->deallocate(b);
-  EXPECT_EQ(pool->stats().large_cached_chunks, 1u);
+  EXPECT_EQ(pool->stats().large_live, 0u);
+  EXPECT_EQ(pool->stats().heap_free_bytes, std::size_t{4} << 20);  // 3 MiB in 2 MiB pages (or a 4 MiB chunk)
   EXPECT_EQ(pool->trim(), std::size_t{4} << 20);
+  this->expect_balanced(pool->stats());
+}
+
+// Split and coalesce at every boundary: the first extent, the last, one with free neighbours on
+// both sides. Freed neighbours serve a request of their joint size without new memory.
+TYPED_TEST_P(conformance, LargeFreesCoalesceAtEveryBoundary) {
+  auto pool = this->make(this->options());
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  void* a = pool->allocate(2 * mib);
+  void* b = pool->allocate(3 * mib);
+  void* c = pool->allocate(3 * mib);
+  void* d = pool->allocate(2 * mib);
+  const pool_stats before = pool->stats();
+  pool->deallocate(b);                       // neighbours used on both sides
+  void* b2 = pool->allocate(3 * mib);
+  if (before.virtual_memory) EXPECT_EQ(b2, b);
+  pool->deallocate(b2);
+  pool->deallocate(a);                       // the first, merging with b
+  pool->deallocate(c);                       // free neighbours on both sides: a+b and (not yet) d
+  void* abc = pool->allocate(8 * mib);       // a, b and c together
+  pool->deallocate(d);                       // the last
+  const pool_stats s = pool->stats();
+  if (before.virtual_memory) {
+    EXPECT_EQ(abc, a) << "the three freed neighbours were not merged";
+    EXPECT_EQ(s.maps, before.maps) << "a merged range was not reused";
+    EXPECT_EQ(s.reserved_bytes, before.reserved_bytes);
+  }
+  pool->deallocate(abc);
+  const pool_stats after = pool->stats();
+  if (after.virtual_memory) {
+    EXPECT_EQ(after.heap_free_extents, 1u);
+    EXPECT_EQ(after.heap_fragmentation, 0.0);
+  }
+  this->expect_balanced(after);
+  pool->trim();
+  EXPECT_EQ(pool->stats().reserved_bytes, 0u);
+}
+
+TYPED_TEST_P(conformance, LargeAlignmentUpToOneGiB) {
+  auto pool = this->make(this->options());
+  std::vector<void*> ps;
+  for (std::size_t align = 512; align <= (std::size_t{1} << 30); align <<= 3) {
+    void* p = pool->allocate(3 << 20, align);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u) << align;
+    ps.push_back(p);
+  }
+  void* gib = pool->allocate(1000, std::size_t{1} << 30);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(gib) % (std::size_t{1} << 30), 0u);
+  ps.push_back(gib);
+  std::vector<std::pair<void*, std::size_t>> ranges;
+  for (std::size_t i = 0; i + 1 < ps.size(); ++i) ranges.emplace_back(ps[i], 3 << 20);
+  this->stamp_and_verify(ranges);
+  for (void* p : ps) pool->deallocate(p);
+  this->expect_balanced(pool->stats());
+}
+
+// Memory freed by large allocations serves the slabs of any class, and the reverse, without new
+// device memory.
+TYPED_TEST_P(conformance, SlabsAndLargeRequestsShareTheHeap) {
+  auto pool = this->make(this->options());
+  void* big = pool->allocate(8 << 20);
+  const pool_stats before = pool->stats();
+  pool->deallocate(big);
+  std::vector<void*> small;
+  for (int i = 0; i < 64; ++i) small.push_back(pool->allocate(64 << 10));  // two 2 MiB slabs
+  for (int i = 0; i < 8; ++i) small.push_back(pool->allocate(256 << 10));  // one more
+  pool_stats s = pool->stats();
+  EXPECT_EQ(s.maps, before.maps) << to_json(s);
+  EXPECT_EQ(s.reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(s.slab_bytes, std::size_t{6} << 20);
+  for (void* p : small) pool->deallocate(p);
+  // The slabs go back to the heap when a large request needs their room.
+  void* again = pool->allocate(8 << 20);
+  s = pool->stats();
+  EXPECT_EQ(s.maps, before.maps) << to_json(s);
+  EXPECT_EQ(s.reserved_bytes, before.reserved_bytes);
+  pool->deallocate(again);
+  this->expect_balanced(pool->stats());
+}
+
+TYPED_TEST_P(conformance, ByteLimitBoundsLargeRequests) {
+  pool_options o = this->options();
+  o.byte_limit = std::size_t{8} << 20;
+  auto pool = this->make(o);
+  void* a = pool->allocate(6 << 20);
+  EXPECT_EQ(pool->try_allocate(4 << 20), nullptr);
+  EXPECT_THROW((void)pool->allocate(3 << 20), out_of_memory);
+  EXPECT_LE(pool->stats().peak_reserved_bytes, o.byte_limit);
+  pool->deallocate(a);
+  void* b = pool->allocate(4 << 20);
+  void* c = pool->allocate(4 << 20);
+  EXPECT_LE(pool->stats().peak_reserved_bytes, o.byte_limit);
+  pool->deallocate(b);
+  pool->deallocate(c);
+  this->expect_balanced(pool->stats());
+}
+
+// Map failures injected at random points of a mixed workload leave the pool consistent: every
+// failed request is a clean nullptr, and everything is given back at the end.
+TYPED_TEST_P(conformance, InjectedMapFailuresLeaveThePoolConsistent) {
+  if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "needs the simulator's failure injection";
+  auto pool = this->make(this->options());
+  const stream_ref s = this->device_->create_stream();
+  std::mt19937 rng(11);
+  this->sim().set_chunk_failure_probability(0.3);
+  std::vector<std::pair<void*, std::size_t>> live;
+  std::size_t failed = 0;
+  for (int i = 0; i < 2000; ++i) {
+    if (live.size() < 40 && rng() % 3 != 0) {
+      const std::size_t n = rng() % 4 == 0 ? (std::size_t{1} << 20) + rng() % (12 << 20) : 256 + rng() % (300 << 10);
+      void* p = pool->try_allocate(n, s);
+      if (p == nullptr) {
+        ++failed;
+      } else {
+        live.emplace_back(p, n);
+      }
+    } else if (!live.empty()) {
+      const std::size_t k = rng() % live.size();
+      if (rng() % 2) {
+        pool->deallocate(live[k].first, s);
+      } else {
+        this->device_->synchronize(s);
+        pool->deallocate(live[k].first);
+      }
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  this->sim().set_chunk_failure_probability(0.0);
+  EXPECT_GT(failed, 0u) << "no injected failure was hit";
+  this->device_->synchronize(s);
+  this->stamp_and_verify(live);
+  this->expect_balanced(pool->stats());
+  for (const auto& [p, n] : live) pool->deallocate(p, s);
+  pool->flush_stream(s);
+  this->device_->synchronize(s);
+  pool->trim();
+  const pool_stats st = pool->stats();
+  EXPECT_EQ(st.reserved_bytes, 0u) << to_json(st);
+  EXPECT_EQ(this->device_->chunk_bytes(), 0u);
+  this->device_->destroy_stream(s);
+}
+
+// A large range freed on a paused stream s is never handed to another stream before s gets there,
+// whether or not it merged with free neighbours; s itself may reuse it at once.
+TYPED_TEST_P(conformance, StreamOrderedLargeFreeWaitsForItsStream) {
+  if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "needs the simulator's paused streams";
+  auto pool = this->make(this->options());
+  const stream_ref s = this->device_->create_stream();
+  const stream_ref t = this->device_->create_stream();
+  constexpr std::size_t n = 3 << 20;
+  void* left = pool->allocate(n, s);
+  void* p = pool->allocate(n, s);
+  this->sim().pause(s);
+  this->device_->fill(s, p, n, 0xA);
+  pool->deallocate(left);  // free now: p's range merges with it
+  pool->deallocate(p, s);
+  pool->flush_stream(s);
+  std::vector<void*> others;
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    void* q = pool->allocate(n, t);
+    this->device_->fill(t, q, n, 0xB0000 + i);
+    others.push_back(q);
+  }
+  const auto lo = reinterpret_cast<std::uintptr_t>(p);
+  for (void* q : others) {
+    const auto a = reinterpret_cast<std::uintptr_t>(q);
+    EXPECT_TRUE(a + n <= lo || a >= lo + n) << "another stream got the pending range";
+  }
+  this->sim().resume(s);
+  this->device_->synchronize_device();
+  for (std::uint32_t i = 0; i < others.size(); ++i) this->device_->verify(t, others[i], n, 0xB0000 + i);
+  EXPECT_EQ(this->device_->verification_report().mismatched_ranges, 0u);
+  // Once s completed (and the pool saw it), t gets the range.
+  for (void* q : others) pool->deallocate(q, t);
+  pool->flush_stream(t);
+  this->device_->synchronize_device();
+  void* back = pool->allocate(2 * n, t);
+  EXPECT_EQ(back, left < p ? left : p) << "the freed neighbours did not come back merged";
+  pool->deallocate(back, t);
+  this->retire(*pool, s);
+  this->retire(*pool, t);
+  this->device_->synchronize_device();
+  this->device_->destroy_stream(s);
+  this->device_->destroy_stream(t);
 }
 
 // A block freed on a paused stream s may be handed out again before s resumes only if the new
@@ -776,7 +967,10 @@ REGISTER_TYPED_TEST_SUITE_P(conformance, DistinctNonOverlappingBlocks, Alignment
                             ZeroSizeRequestsReturnNull, HugeRequestIsACleanOutOfMemory, ARefusedRequestDoesNotRaiseThePeak,
                             InvalidFreesAreRejectedAndLeaveThePoolUnchanged, OutOfMemoryAndRecoveryWithInjectedFailures,
                             ByteLimitThenRecoveryAfterFrees, TrimGivesWhollyFreeSlabsBack,
-                            LargeAllocationsAreCachedAndReused, StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere,
+                            LargeAllocationsAreReusedFromTheHeap, LargeFreesCoalesceAtEveryBoundary,
+                            LargeAlignmentUpToOneGiB, SlabsAndLargeRequestsShareTheHeap, ByteLimitBoundsLargeRequests,
+                            InjectedMapFailuresLeaveThePoolConsistent, StreamOrderedLargeFreeWaitsForItsStream,
+                            StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere,
                             OutOfMemoryWaitsForPendingFreesFirst, FixedPoolNeverCallsTheBackendAfterStartUp,
                             StatsBalanceAtQuiescence, ManyThreadsAllocateAndFreeConcurrently,
                             LeakReportAtDestructionStillReleasesMemory, GuardBytesCatchAnOverrunAtFree,

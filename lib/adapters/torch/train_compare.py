@@ -64,6 +64,17 @@ def install_allocator(args, torch):
     torch.cuda.memory.change_current_allocator(alloc)
 
 
+def make_deterministic(torch, seed):
+    """Seeds PyTorch and selects deterministic kernels with TF32 off (the module docstring; workloads.py
+    uses it too)."""
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def build_model(args, torch):
     nn = torch.nn
     F = torch.nn.functional
@@ -131,12 +142,7 @@ def train(args):
     install_allocator(args, torch)
     if not torch.cuda.is_available():
         sys.exit("train_compare: CUDA is not available")
-    torch.manual_seed(args.seed)
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.benchmark = False
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    make_deterministic(torch, args.seed)
 
     dev = torch.device("cuda")
     model = build_model(args, torch)  # initialised on the CPU from the seed

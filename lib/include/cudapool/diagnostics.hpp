@@ -113,7 +113,8 @@ struct oom_report {
 
   // What would have been given back had the caller done this first. The pool already tried both
   // before throwing, so nonzero values mean memory that became free during the attempt.
-  std::size_t releasable_by_trim = 0;         // wholly free slabs + cached large chunks
+  std::size_t releasable_by_trim = 0;         // wholly free slabs + the heap's wholly free pages
+  std::size_t largest_free_bytes = 0;         // the heap's largest free extent (pending ones included)
   std::size_t releasable_by_synchronize = 0;  // pending behind events
 };
 [[nodiscard]] std::string to_json(const oom_report& report);

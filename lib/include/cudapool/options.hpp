@@ -21,24 +21,36 @@ struct backoff_options {
 struct pool_options {
   // Size classes: 256 B, then geometric spacing with `classes_per_doubling` classes per power of
   // two (a power of two, 1..8), every class a multiple of 256 B, up to `max_class_bytes`.
-  // Larger requests take the large path (whole backend chunks, cached and reused best-fit).
+  // Larger requests take the large path: extents of the pool's segment heap, best fit, split and
+  // coalesced (the slabs of the classes are extents of the same heap).
   std::size_t max_class_bytes = std::size_t{1} << 20;
   unsigned classes_per_doubling = 4;
   // Nonzero: a single class of this size (a multiple of 256 B): the classic fixed-block pool.
   std::size_t fixed_block_bytes = 0;
 
-  // Every slab is one backend chunk of this size, cut into equal blocks of one class. Must be at
-  // least the largest class and a multiple of 64 KiB.
+  // Every slab is an extent of this size from the heap, cut into equal blocks of one class. Must be
+  // at least the largest class and a multiple of 64 KiB. Without virtual memory it is also the
+  // granularity of the backend chunks the heap takes.
   std::size_t slab_bytes = std::size_t{2} << 20;
 
-  // Bytes reserved at construction (rounded up to whole slabs). With allow_growth = false this is a
-  // fixed pool that never calls the backend for slabs after start-up.
+  // The heap's device memory: virtual memory where the backend has it (one address reservation,
+  // pages mapped on demand and unmapped by trim, like PyTorch's expandable segments), else backend
+  // chunks (cudaMalloc). false: chunks always.
+  bool virtual_memory = true;
+  // Address space per reservation (a multiple of the page size); 0: twice the device's memory, or
+  // twice byte_limit when one is set. More reservations follow when it is used up.
+  std::size_t address_reservation = 0;
+
+  // Bytes mapped at construction (rounded up to whole slabs); trim keeps them. With allow_growth =
+  // false this is a fixed pool that never calls the backend for memory after start-up: slabs and
+  // large requests share these bytes.
   std::size_t initial_reservation = 0;
   bool allow_growth = true;
-  // Upper bound on bytes reserved from the backend (slabs + large chunks); 0 = no limit.
+  // Upper bound on device memory held (mapped bytes: slabs, large extents and free heap ranges);
+  // 0 = no limit.
   std::size_t byte_limit = 0;
   // When memory that is reserved but not in use exceeds this, the slow paths give wholly free slabs
-  // and cached large chunks back to the backend (as cudaMemPoolAttrReleaseThreshold).
+  // to the heap and unmap its wholly free pages (as cudaMemPoolAttrReleaseThreshold).
   std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
 
   // Stream-ordered frees are batched: one event covers up to this many frees on one stream.

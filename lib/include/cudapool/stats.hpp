@@ -27,32 +27,45 @@ struct pool_stats {
   std::string backend;
   std::vector<class_stats> classes;
 
-  // Bytes. in_use counts whole blocks (and whole large allocations); requested counts what callers
-  // asked for. reserved = slabs + large chunks held from the backend.
+  // Bytes. in_use counts whole blocks (and whole large extents); requested counts what callers
+  // asked for. reserved = device memory the pool holds (mapped pages, or chunks without virtual
+  // memory) = slabs + heap free + large in use.
   std::size_t reserved_bytes = 0;
   std::size_t in_use_bytes = 0;
   std::size_t requested_bytes = 0;
-  std::size_t free_bytes = 0;     // on free lists
-  std::size_t cached_bytes = 0;   // in caches, plus cached large chunks
-  std::size_t pending_bytes = 0;  // behind stream events
-  // Peaks. peak_reserved_bytes is exact (it changes only under the growth lock); peak_in_use_bytes
+  std::size_t free_bytes = 0;     // blocks on free lists
+  std::size_t cached_bytes = 0;   // blocks in per-thread / per-stream caches
+  std::size_t pending_bytes = 0;  // behind stream events: blocks, and heap ranges
+  // Peaks. peak_reserved_bytes is exact (it changes only under the heap's lock); peak_in_use_bytes
   // and peak_requested_bytes are sampled on the slow paths and on every stats() call, because the
   // hot path keeps sharded counters that have no single current value to compare with.
   std::size_t peak_reserved_bytes = 0;
   std::size_t peak_in_use_bytes = 0;
   std::size_t peak_requested_bytes = 0;
 
-  // Large path (requests above the largest class).
+  // Large requests (above the largest class, or over-aligned): extents of the heap.
   std::size_t large_live = 0;
   std::size_t large_in_use_bytes = 0;
-  std::size_t large_cached_chunks = 0;
-  std::size_t large_cached_bytes = 0;
-  std::size_t large_pending = 0;
+
+  // The segment heap (core/segment_heap.hpp): the pool's device memory, slabs and large extents.
+  bool virtual_memory = false;       // pages mapped on demand, else backend chunks
+  std::size_t page_bytes = 0;        // the mapping granularity (virtual memory)
+  std::size_t address_bytes = 0;     // address space reserved (virtual memory), or chunk bytes
+  std::size_t segments = 0;          // reservations or chunks
+  std::size_t slab_bytes = 0;        // bound slabs (reserved == slab_bytes + heap_free_bytes + large_in_use_bytes)
+  std::size_t heap_free_bytes = 0;   // free extents, pending ones included
+  std::size_t heap_free_extents = 0;
+  std::size_t heap_largest_free_bytes = 0;
+  double heap_fragmentation = 0.0;   // 1 - largest free / free (0: all free memory in one range)
+  std::size_t heap_pending_bytes = 0;  // free extents behind a stream's epoch (in pending_bytes too)
+  std::size_t heap_unmappable_bytes = 0;  // what a trim would give back now
+  std::uint64_t maps = 0;            // map / chunk calls to the backend
+  std::uint64_t unmaps = 0;          // unmap / chunk frees
 
   std::uint64_t allocs = 0;
   std::uint64_t frees = 0;
   std::uint64_t grows = 0;
-  std::uint64_t trims = 0;            // slabs and large chunks given back to the backend
+  std::uint64_t trims = 0;            // unmap / chunk-free operations (= unmaps)
   std::uint64_t ooms = 0;
   std::uint64_t invalid_frees = 0;
   std::uint64_t events_recorded = 0;  // epochs closed (one event each)
