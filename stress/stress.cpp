@@ -2,7 +2,7 @@
 //
 //   stress [--variant=mutex|lockfree|tls|stream] [--backend=auto|cuda|sim] [--threads=N]
 //          [--streams=N] [--duration=SECONDS | --ops=N] [--seed=N]
-//          [--sizes=fixed:BYTES|classes|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
+//          [--sizes=fixed:BYTES|classes|mixed|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
 //          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
 //          [--quiet]
 //
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   CLI::Option* ops_option = app.add_option("--ops", ops, "run N allocations over all threads instead");
   duration_option->excludes(ops_option);
   CLI::Option* seed_option = app.add_option("--seed", seed, "random seed (default: random, printed)");
-  app.add_option("--sizes", sizes, "fixed:BYTES, classes or trace:FILE")->capture_default_str();
+  app.add_option("--sizes", sizes, "fixed:BYTES, classes, mixed (1 in 64 of 1 .. 64 MiB) or trace:FILE")->capture_default_str();
   app.add_option("--handoff", handoff, "fraction of blocks handed to another thread")->capture_default_str();
   app.add_option("--cross-stream", cross_stream, "fraction of blocks freed on another stream")->capture_default_str();
   app.add_option("--json", json_path, "also write the summary as JSON to FILE");

@@ -171,6 +171,10 @@ size_spec parse_size_spec(std::string_view text) {
   size_spec spec;
   spec.text = std::string(text);
   if (text == "classes") return spec;
+  if (text == "mixed") {
+    spec.what = size_spec::kind::mixed;
+    return spec;
+  }
   if (text.starts_with("fixed:")) {
     std::string_view number = text.substr(6);
     std::size_t unit = 1;
@@ -199,7 +203,7 @@ size_spec parse_size_spec(std::string_view text) {
     spec.trace = load_trace(spec.trace_path);
     return spec;
   }
-  throw config_error("--sizes: unknown size spec '" + spec.text + "' (expected fixed:BYTES, classes or trace:FILE)");
+  throw config_error("--sizes: unknown size spec '" + spec.text + "' (expected fixed:BYTES, classes, mixed or trace:FILE)");
 }
 
 void validate(const stress_config& c) {
@@ -644,6 +648,10 @@ class size_source {
   // classes / fixed.
   std::size_t draw(rng& r) const {
     if (spec_.what == size_spec::kind::fixed) return spec_.fixed_bytes;
+    if (spec_.what == size_spec::kind::mixed && r.below(64) == 0) {
+      const std::size_t lo = std::size_t{1} << (20 + r.below(6));  // 1 .. 32 MiB, then up to twice that
+      return r.between(lo, 2 * lo);
+    }
     const std::size_t largest = class_bytes_.back();
     if (r.below(100) == 0) return r.between(2 * largest, 8 * largest);  // the large path
     const std::size_t c = r.below(class_bytes_.size());

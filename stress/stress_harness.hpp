@@ -86,15 +86,16 @@ struct trace_record {
 // around; what a thread holds at the end of a pass is freed there), sizes scaled down when
 // threads x the trace's peak live bytes exceed stress_config::trace_live_budget.
 struct size_spec {
-  enum class kind { classes, fixed, trace } what = kind::classes;
+  enum class kind { classes, mixed, fixed, trace } what = kind::classes;
   std::size_t fixed_bytes = 0;
   std::string trace_path;
   std::vector<trace_record> trace;  // loaded by parse_size_spec
   std::string text = "classes";     // as given, for the report
 };
 
-// "classes", "fixed:BYTES" (a suffix K, M or G multiplies by 2^10, 2^20, 2^30) or "trace:FILE"
-// (loaded now). Throws config_error.
+// "classes", "mixed" (classes, and one request in 64 of 1 .. 64 MiB, log-uniform: the segment
+// heap's large path), "fixed:BYTES" (a suffix K, M or G multiplies by 2^10, 2^20, 2^30) or
+// "trace:FILE" (loaded now). Throws config_error.
 [[nodiscard]] size_spec parse_size_spec(std::string_view text);
 
 struct stress_config {

@@ -403,8 +403,8 @@ class basic_pool final : private core::free_list_sink {
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their
   // epoch completed); else, if ranges wait behind epochs, close them and look for completed ones
-  // (no wait); else wholly free slabs back to the heap; only then new memory; else wait for every
-  // pending free, trim, and try once more.
+  // (no wait); else wholly free slabs back to the heap (host work only); only then new memory; else
+  // wait for every pending free, trim, and try once more.
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     if (core_.heap_pending()) {
@@ -413,7 +413,8 @@ class basic_pool final : private core::free_list_sink {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }
     }
-    if (release_free_slabs() > 0) {
+    // Not for stream-partitioned lists: taking a partition's blocks waits for its stream.
+    if (!stream_partitioned<FreeLists> && release_free_slabs() > 0) {
       if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     }
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;

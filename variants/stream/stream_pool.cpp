@@ -116,14 +116,19 @@ core::block_chain stream_free_lists::take_all(core::size_class c) noexcept {
   std::lock_guard lock(partitions_mutex_);
   for (const auto& p : owned_) {
     if (p->stacks[c].stack.peek_unsafe() == no_block) continue;
+    // Take first, then wait: every block taken was freed (its work enqueued on the stream) before
+    // the take, so the synchronize covers it. Trimming is allowed to wait; once the stream has
+    // drained, the blocks are free for all. (Waiting first let a block freed in between escape
+    // with its work still pending.)
+    const core::block_chain taken = take_from(p->stacks[c].stack);
     try {
-      // Trimming is allowed to wait: once the stream has drained, its free blocks are free for all.
       core_.device().synchronize(p->stream);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cudapool: trim could not synchronize a stream: %s\n", e.what());
+      if (!taken.empty()) p->stacks[c].stack.push_chain(blocks_, taken.head, taken.tail, backoff_);
       continue;
     }
-    core::append(blocks_, all, take_from(p->stacks[c].stack));
+    core::append(blocks_, all, taken);
   }
   return all;
 }
