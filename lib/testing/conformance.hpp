@@ -432,7 +432,12 @@ TYPED_TEST_P(conformance, SlabsAndLargeRequestsShareTheHeap) {
   EXPECT_EQ(s.reserved_bytes, before.reserved_bytes);
   EXPECT_EQ(s.slab_bytes, std::size_t{6} << 20);
   for (void* p : small) pool->deallocate(p);
-  // The slabs go back to the heap when a large request needs their room.
+  // The slabs go back to the heap when a large request needs their room (not the stream variant's:
+  // taking a partition's blocks waits for its stream, so a large miss does not do it).
+  if constexpr (requires { pool->retire_stream(stream_ref{}); }) {
+    this->expect_balanced(pool->stats());
+    return;
+  }
   void* again = pool->allocate(8 << 20);
   s = pool->stats();
   EXPECT_EQ(s.maps, before.maps) << to_json(s);
