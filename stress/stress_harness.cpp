@@ -1078,13 +1078,14 @@ void check_accounting(const pool_stats& st, violation_log& violations) {
     fail("pending_bytes = " + std::to_string(st.pending_bytes) + ", pending_epochs = " +
          std::to_string(st.pending_epochs) + " after flushing every stream, synchronizing and trim()");
   }
-  if (st.large_live != 0 || st.heap_pending_bytes != 0) {
-    fail("large allocations live = " + std::to_string(st.large_live) + ", heap bytes pending = " +
-         std::to_string(st.heap_pending_bytes));
+  const heap_stats& h = st.heap;
+  if (h.large_count != 0 || h.pending_bytes != 0) {
+    fail("large allocations live = " + std::to_string(h.large_count) + ", heap bytes pending = " +
+         std::to_string(h.pending_bytes));
   }
-  if (st.reserved_bytes != st.slab_bytes + st.heap_free_bytes + st.large_in_use_bytes) {
-    fail("reserved_bytes = " + std::to_string(st.reserved_bytes) + " but slabs " + std::to_string(st.slab_bytes) +
-         " + heap free " + std::to_string(st.heap_free_bytes) + " + large " + std::to_string(st.large_in_use_bytes));
+  if (h.mapped_bytes != h.slab_bytes + h.free_bytes + h.large_bytes) {
+    fail("heap: mapped " + std::to_string(h.mapped_bytes) + " bytes but slabs " + std::to_string(h.slab_bytes) +
+         " + free " + std::to_string(h.free_bytes) + " + large " + std::to_string(h.large_bytes));
   }
   for (std::size_t c = 0; c < st.classes.size(); ++c) {
     const class_stats& k = st.classes[c];

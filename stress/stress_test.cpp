@@ -162,7 +162,7 @@ TEST(StressTrace, ReplaysATraceFile) {
   EXPECT_EQ(r.allocations, 400u);
   EXPECT_EQ(r.trace_scale, 1.0);
   expect_balanced(r);
-  EXPECT_GT(r.final_stats.heap_free_bytes + r.final_stats.trims, 0u) << "the 3 MiB request takes the large path";
+  EXPECT_GT(r.final_stats.heap.free_bytes + r.final_stats.trims, 0u) << "the 3 MiB request takes the large path";
 }
 
 TEST(StressTrace, ScalesSizesToTheMemoryBudget) {

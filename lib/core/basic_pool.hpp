@@ -182,7 +182,7 @@ class basic_pool final : private core::free_list_sink {
   // the bytes given back to the backend.
   std::size_t trim() {
     core_.reclaim(*this);
-    release_free_slabs();
+    for (size_class c = 0; c < core_.classes().count(); ++c) core_.release_free_slabs(c, lists_.take_all(c), *this);
     return core_.trim_heap();
   }
 
@@ -403,8 +403,9 @@ class basic_pool final : private core::free_list_sink {
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their
   // epoch completed); else, if ranges wait behind epochs, close them and look for completed ones
-  // (no wait); else wholly free slabs back to the heap (host work only); only then new memory; else
-  // wait for every pending free, trim, and try once more.
+  // (no wait); only then new memory; else wait for every pending free, trim (which gives wholly
+  // free slabs to the heap), and try once more. Free slabs are not taken on every miss: taking a
+  // variant's lists drains its caches (tls) or waits for streams (stream).
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     if (core_.heap_pending()) {
@@ -413,25 +414,12 @@ class basic_pool final : private core::free_list_sink {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }
     }
-    // Not for stream-partitioned lists: taking a partition's blocks waits for its stream.
-    if (!stream_partitioned<FreeLists> && release_free_slabs() > 0) {
-      if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
-    }
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.wait_pending(*this);
     trim();
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.count_oom();
     return nullptr;
-  }
-
-  // Every wholly free slab of every class to the heap (host work only). Returns their bytes.
-  std::size_t release_free_slabs() {
-    std::size_t released = 0;
-    for (size_class c = 0; c < core_.classes().count(); ++c) {
-      released += core_.release_free_slabs(c, lists_.take_all(c), *this);
-    }
-    return released;
   }
 
   // The release threshold: idle memory above it goes back to the backend.

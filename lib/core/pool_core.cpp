@@ -500,33 +500,17 @@ pool_stats pool_core::stats() const {
     st.in_use_bytes += cs.in_use_blocks * cs.block_bytes;
     st.pending_bytes += cs.pending_blocks * cs.block_bytes;
   }
-  const segment_heap::heap_stats h = heap_.stats();
+  st.heap = heap_.stats();
   st.allocs += large_allocs_.load(std::memory_order_relaxed);
   st.frees += large_frees_.load(std::memory_order_relaxed);
-  st.large_live = h.large_count;
-  st.large_in_use_bytes = h.large_bytes;
-  st.in_use_bytes += h.large_bytes;
-  st.pending_bytes += h.pending_bytes;
-  st.virtual_memory = h.virtual_memory;
-  st.page_bytes = h.page_bytes;
-  st.address_bytes = h.address_bytes;
-  st.segments = h.segments;
-  st.slab_bytes = h.slab_bytes;
-  st.heap_free_bytes = h.free_bytes;
-  st.heap_free_extents = h.free_extents;
-  st.heap_largest_free_bytes = h.largest_free_bytes;
-  st.heap_fragmentation =
-      h.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(h.largest_free_bytes) / static_cast<double>(h.free_bytes);
-  st.heap_pending_bytes = h.pending_bytes;
-  st.heap_unmappable_bytes = h.unmappable_bytes;
-  st.maps = h.maps;
-  st.unmaps = h.unmaps;
-  st.reserved_bytes = h.mapped_bytes;
-  st.peak_reserved_bytes = h.peak_mapped_bytes;
+  st.in_use_bytes += st.heap.large_bytes;
+  st.pending_bytes += st.heap.pending_bytes;
+  st.reserved_bytes = st.heap.mapped_bytes;
+  st.peak_reserved_bytes = st.heap.peak_mapped_bytes;
   st.peak_in_use_bytes = peak_in_use_.load(std::memory_order_relaxed);
   st.peak_requested_bytes = static_cast<std::size_t>(std::max<std::int64_t>(0, peak_requested_.load(std::memory_order_relaxed)));
   st.grows = grows_.load(std::memory_order_relaxed);
-  st.trims = h.unmaps;
+  st.trims = st.heap.unmaps;
   st.ooms = ooms_.load(std::memory_order_relaxed);
   st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
   st.events_recorded = events_recorded_.load(std::memory_order_relaxed);
@@ -571,9 +555,10 @@ std::string pool_core::describe_exhaustion(const oom_report& r) const {
     for (const oom_report::thread_cache_holding& t : r.thread_caches) bytes += t.bytes;
     out << "; " << r.thread_caches.size() << " thread caches hold " << human(bytes);
   }
-  if (st.large_live > 0) out << "; large: " << st.large_live << " live (" << human(st.large_in_use_bytes) << ")";
-  out << "; heap: " << human(st.heap_free_bytes) << " free in " << st.heap_free_extents << " extents, the largest "
-      << human(st.heap_largest_free_bytes) << ", " << human(st.heap_pending_bytes) << " of it pending";
+  const heap_stats& h = st.heap;
+  if (h.large_count > 0) out << "; large: " << h.large_count << " live (" << human(h.large_bytes) << ")";
+  out << "; heap: " << human(h.free_bytes) << " free in " << h.free_extents << " extents, the largest "
+      << human(h.largest_free_bytes) << ", " << human(h.pending_bytes) << " of it pending";
   out << "; a trim would release " << human(r.releasable_by_trim) << ", a synchronize "
       << human(r.releasable_by_synchronize);
   return out.str();
@@ -718,8 +703,8 @@ oom_report pool_core::exhaustion_report(std::size_t bytes, std::size_t alignment
   r.releasable_by_synchronize = st.pending_bytes;
   // Wholly free slabs (blocks on free lists or in caches, none live or pending), which trim() gives
   // to the heap, plus the heap's wholly free pages: about what trim() would unmap.
-  r.releasable_by_trim = st.heap_unmappable_bytes;
-  r.largest_free_bytes = st.heap_largest_free_bytes;
+  r.releasable_by_trim = st.heap.unmappable_bytes;
+  r.largest_free_bytes = st.heap.largest_free_bytes;
   {
     std::lock_guard lock(growth_mutex_);
     for (std::uint32_t id = 0; id < slab_count_; ++id) {

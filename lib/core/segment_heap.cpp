@@ -241,24 +241,31 @@ void segment_heap::recycle(std::uint32_t id) noexcept {
   free_ids_.push_back(id);  // capacity >= extents_.size()
 }
 
-void segment_heap::link_after(std::uint32_t at, std::uint32_t id) noexcept {
-  extent& a = extents_[at];
-  extent& e = extents_[id];
-  e.segment = a.segment;
-  e.prev = at;
-  e.next = a.next;
-  if (a.next != none) extents_[a.next].prev = id;
-  a.next = id;
-}
-
-void segment_heap::link_before(std::uint32_t at, std::uint32_t id) noexcept {
-  extent& a = extents_[at];
-  extent& e = extents_[id];
-  e.segment = a.segment;
-  e.next = at;
-  e.prev = a.prev;
-  if (a.prev != none) extents_[a.prev].next = id;
-  a.prev = id;
+// id keeps [lo, hi); what lies before and after it becomes new neighbours with id's tag (none when
+// empty), for the caller to bin. Needs ensure_spare(2).
+std::pair<std::uint32_t, std::uint32_t> segment_heap::carve(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) noexcept {
+  auto beside = [&](bool after, std::uintptr_t from, std::uintptr_t to) {
+    const std::uint32_t n = new_extent();
+    extent& a = extents_[id];
+    extent& e = extents_[n];
+    e.base = from;
+    e.bytes = to - from;
+    e.tag = a.tag;
+    e.segment = a.segment;
+    std::uint32_t& near = after ? a.next : a.prev;
+    (after ? e.prev : e.next) = id;
+    (after ? e.next : e.prev) = near;
+    if (near != none) (after ? extents_[near].prev : extents_[near].next) = n;
+    near = n;
+    return n;
+  };
+  const std::uintptr_t base = extents_[id].base;
+  const std::uintptr_t end = extents_[id].end();
+  const std::uint32_t front = base < lo ? beside(false, base, lo) : none;
+  const std::uint32_t back = hi < end ? beside(true, hi, end) : none;
+  extents_[id].base = lo;
+  extents_[id].bytes = hi - lo;
+  return {front, back};
 }
 
 void segment_heap::unlink(std::uint32_t id) noexcept {
@@ -375,29 +382,9 @@ void* segment_heap::take(std::uint32_t id, std::size_t bytes, std::size_t alignm
   remove_free(id);
   extent& e = extents_[id];
   const std::uintptr_t start = round_up(e.base, alignment);
-  if (start > e.base) {
-    const std::uint32_t front = new_extent();
-    link_before(id, front);
-    extent& f = extents_[front];
-    extent& me = extents_[id];
-    f.base = me.base;
-    f.bytes = start - me.base;
-    f.tag = me.tag;
-    me.bytes -= f.bytes;
-    me.base = start;
-    insert_free(front);
-  }
-  if (extents_[id].bytes > bytes) {
-    const std::uint32_t back = new_extent();
-    link_after(id, back);
-    extent& b = extents_[back];
-    extent& me = extents_[id];
-    b.base = me.base + bytes;
-    b.bytes = me.bytes - bytes;
-    b.tag = me.tag;
-    me.bytes = bytes;
-    insert_free(back);
-  }
+  const auto [front, back] = carve(id, start, start + bytes);
+  if (front != none) insert_free(front);
+  if (back != none) insert_free(back);
   extent& me = extents_[id];
   me.st = state::used;
   me.what = k;
@@ -480,26 +467,12 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
   if (!device_.map(reinterpret_cast<void*>(best.lo), map_bytes)) return none;
   ++maps_;
   count_mapped(map_bytes);
-  // Split the unmapped extent into [base, lo) unmapped, [lo, hi) free, [hi, end) unmapped.
+  // The unmapped extent: [base, lo) and [hi, end) stay unmapped, [lo, hi) is free now.
   const std::uint32_t u = best.unmapped;
   remove_unmapped(u);
-  if (extents_[u].base < best.lo) {
-    const std::uint32_t front = new_extent();
-    link_before(u, front);
-    extents_[front].base = extents_[u].base;
-    extents_[front].bytes = best.lo - extents_[u].base;
-    extents_[u].base = best.lo;
-    extents_[u].bytes -= extents_[front].bytes;
-    insert_unmapped(front);
-  }
-  if (extents_[u].end() > best.hi) {
-    const std::uint32_t back = new_extent();
-    link_after(u, back);
-    extents_[back].base = best.hi;
-    extents_[back].bytes = extents_[u].end() - best.hi;
-    extents_[u].bytes = best.hi - extents_[u].base;
-    insert_unmapped(back);
-  }
+  const auto [front, back] = carve(u, best.lo, best.hi);
+  if (front != none) insert_unmapped(front);
+  if (back != none) insert_unmapped(back);
   extents_[u].tag = {};
   return coalesce(u, &use);  // not with a neighbour the caller may not use: the range is for it
 }
@@ -600,23 +573,9 @@ std::size_t segment_heap::trim() {
     } else {
       device_.unmap(reinterpret_cast<void*>(lo), hi - lo);
       // [base, lo) free, [lo, hi) unmapped, [hi, end) free.
-      extent& e = extents_[id];
-      if (e.base < lo) {
-        const std::uint32_t front = new_extent();
-        link_before(id, front);
-        extents_[front].base = extents_[id].base;
-        extents_[front].bytes = lo - extents_[id].base;
-        insert_free(front);
-      }
-      if (extents_[id].end() > hi) {
-        const std::uint32_t back = new_extent();
-        link_after(id, back);
-        extents_[back].base = hi;
-        extents_[back].bytes = extents_[id].end() - hi;
-        insert_free(back);
-      }
-      extents_[id].base = lo;
-      extents_[id].bytes = hi - lo;
+      const auto [front, back] = carve(id, lo, hi);
+      if (front != none) insert_free(front);
+      if (back != none) insert_free(back);
       merge_unmapped(id);
     }
     ++unmaps_;
@@ -647,7 +606,7 @@ segment_heap::info segment_heap::describe(const void* p) const {
   return {};
 }
 
-segment_heap::heap_stats segment_heap::stats() const {
+heap_stats segment_heap::stats() const {
   std::lock_guard lock(mutex_);
   heap_stats s;
   s.virtual_memory = page_ != 0;
@@ -672,6 +631,7 @@ segment_heap::heap_stats segment_heap::stats() const {
       s.unmappable_bytes += hi - lo;
     }
   }
+  s.fragmentation = s.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(s.largest_free_bytes) / static_cast<double>(s.free_bytes);
   s.maps = maps_;
   s.unmaps = unmaps_;
   return s;

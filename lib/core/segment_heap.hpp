@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "cudapool/backend.hpp"
+#include "cudapool/stats.hpp"
 
 namespace cudapool::core {
 
@@ -76,25 +77,6 @@ class segment_heap {
     std::size_t requested = 0;  // used large: what was asked
     bool pending = false;       // free, behind a stream's epoch
     const void* pending_stream = nullptr;
-  };
-
-  struct heap_stats {
-    std::size_t mapped_bytes = 0;
-    std::size_t peak_mapped_bytes = 0;
-    std::size_t address_bytes = 0;  // reserved address space (virtual memory) or chunk bytes
-    std::size_t segments = 0;
-    std::size_t free_bytes = 0;     // free extents, pending ones included
-    std::size_t free_extents = 0;
-    std::size_t largest_free_bytes = 0;
-    std::size_t pending_bytes = 0;  // free, behind a stream's epoch
-    std::size_t slab_bytes = 0;     // used by slabs
-    std::size_t large_bytes = 0;    // used by large allocations
-    std::size_t large_count = 0;
-    std::size_t unmappable_bytes = 0;  // what trim() would give back now
-    std::uint64_t maps = 0;            // backend map / allocate_chunk calls
-    std::uint64_t unmaps = 0;          // backend unmap / free_chunk calls
-    bool virtual_memory = false;
-    std::size_t page_bytes = 0;
   };
 
   segment_heap(backend& device, const config& c);
@@ -199,8 +181,7 @@ class segment_heap {
   void ensure_spare(std::size_t n);
   std::uint32_t new_extent() noexcept;
   void recycle(std::uint32_t id) noexcept;
-  void link_after(std::uint32_t at, std::uint32_t id) noexcept;   // id becomes at's next neighbour
-  void link_before(std::uint32_t at, std::uint32_t id) noexcept;  // id becomes at's previous neighbour
+  std::pair<std::uint32_t, std::uint32_t> carve(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) noexcept;
   void unlink(std::uint32_t id) noexcept;
   void insert_free(std::uint32_t id) noexcept;
   void remove_free(std::uint32_t id) noexcept;

@@ -22,6 +22,12 @@ class SegmentHeap : public ::testing::TestWithParam<bool> {  // param: virtual m
     o.page_bytes = GetParam() ? page : 0;
     device_ = make_sim_backend(o);
   }
+  // Every heap of a test is gone by now: it gave back every page, reservation and chunk.
+  ~SegmentHeap() override {
+    EXPECT_EQ(device_->mapped_bytes(), 0u);
+    EXPECT_EQ(device_->reserved_address_bytes(), 0u);
+    EXPECT_EQ(device_->chunk_bytes(), 0u);
+  }
   std::unique_ptr<segment_heap> make(segment_heap::config c = {}) {
     if (c.reservation_bytes == 0) c.reservation_bytes = std::size_t{64} << 20;
     c.chunk_bytes = page;

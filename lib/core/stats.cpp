@@ -25,17 +25,20 @@ std::string to_json(const pool_stats& s) {
     << ",\"requested_bytes\":" << s.requested_bytes << ",\"free_bytes\":" << s.free_bytes
     << ",\"cached_bytes\":" << s.cached_bytes << ",\"pending_bytes\":" << s.pending_bytes
     << ",\"peak_reserved_bytes\":" << s.peak_reserved_bytes << ",\"peak_in_use_bytes\":" << s.peak_in_use_bytes
-    << ",\"peak_requested_bytes\":" << s.peak_requested_bytes << ",\"large_live\":" << s.large_live
-    << ",\"large_in_use_bytes\":" << s.large_in_use_bytes << ",\"virtual_memory\":" << (s.virtual_memory ? "true" : "false")
-    << ",\"page_bytes\":" << s.page_bytes << ",\"address_bytes\":" << s.address_bytes << ",\"segments\":" << s.segments << ",\"slab_bytes\":" << s.slab_bytes
-    << ",\"heap_free_bytes\":" << s.heap_free_bytes << ",\"heap_free_extents\":" << s.heap_free_extents
-    << ",\"heap_largest_free_bytes\":" << s.heap_largest_free_bytes << ",\"heap_fragmentation\":" << s.heap_fragmentation
-    << ",\"heap_pending_bytes\":" << s.heap_pending_bytes << ",\"heap_unmappable_bytes\":" << s.heap_unmappable_bytes
-    << ",\"maps\":" << s.maps << ",\"unmaps\":" << s.unmaps
+    << ",\"peak_requested_bytes\":" << s.peak_requested_bytes
     << ",\"allocs\":" << s.allocs << ",\"frees\":" << s.frees << ",\"grows\":" << s.grows
     << ",\"trims\":" << s.trims << ",\"ooms\":" << s.ooms << ",\"invalid_frees\":" << s.invalid_frees
     << ",\"events_recorded\":" << s.events_recorded << ",\"epochs_reclaimed\":" << s.epochs_reclaimed
-    << ",\"pending_epochs\":" << s.pending_epochs << ",\"classes\":[";
+    << ",\"pending_epochs\":" << s.pending_epochs;
+  const heap_stats& h = s.heap;
+  o << ",\"heap\":{\"virtual_memory\":" << (h.virtual_memory ? "true" : "false") << ",\"page_bytes\":" << h.page_bytes
+    << ",\"mapped_bytes\":" << h.mapped_bytes << ",\"peak_mapped_bytes\":" << h.peak_mapped_bytes
+    << ",\"address_bytes\":" << h.address_bytes << ",\"segments\":" << h.segments << ",\"slab_bytes\":" << h.slab_bytes
+    << ",\"large_bytes\":" << h.large_bytes << ",\"large_count\":" << h.large_count << ",\"free_bytes\":" << h.free_bytes
+    << ",\"free_extents\":" << h.free_extents << ",\"largest_free_bytes\":" << h.largest_free_bytes
+    << ",\"fragmentation\":" << h.fragmentation << ",\"pending_bytes\":" << h.pending_bytes
+    << ",\"unmappable_bytes\":" << h.unmappable_bytes << ",\"maps\":" << h.maps << ",\"unmaps\":" << h.unmaps << "}";
+  o << ",\"classes\":[";
   bool first = true;
   for (const class_stats& c : s.classes) {
     if (c.capacity_blocks == 0 && c.allocs == 0 && c.pending_blocks == 0) continue;  // untouched

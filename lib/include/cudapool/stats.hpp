@@ -22,6 +22,28 @@ struct class_stats {
   std::size_t slabs = 0;
 };
 
+// The segment heap (core/segment_heap.hpp): all of a pool's device memory. At quiescence:
+//   mapped_bytes == slab_bytes + free_bytes + large_bytes
+struct heap_stats {
+  bool virtual_memory = false;     // pages mapped on demand, else backend chunks
+  std::size_t page_bytes = 0;      // the mapping granularity (virtual memory)
+  std::size_t mapped_bytes = 0;    // = pool_stats::reserved_bytes
+  std::size_t peak_mapped_bytes = 0;
+  std::size_t address_bytes = 0;   // address space reserved (virtual memory), or chunk bytes
+  std::size_t segments = 0;        // reservations or chunks
+  std::size_t slab_bytes = 0;      // used by the slabs of the size classes
+  std::size_t large_bytes = 0;     // used by large allocations
+  std::size_t large_count = 0;
+  std::size_t free_bytes = 0;      // free extents, pending ones included
+  std::size_t free_extents = 0;
+  std::size_t largest_free_bytes = 0;
+  double fragmentation = 0.0;      // 1 - largest free / free (0: all free memory in one range)
+  std::size_t pending_bytes = 0;   // free extents behind a stream's epoch (in pool_stats::pending_bytes too)
+  std::size_t unmappable_bytes = 0;  // what a trim would give back now
+  std::uint64_t maps = 0;          // map / chunk calls to the backend
+  std::uint64_t unmaps = 0;        // unmap / chunk frees (= pool_stats::trims)
+};
+
 struct pool_stats {
   std::string variant;
   std::string backend;
@@ -29,7 +51,7 @@ struct pool_stats {
 
   // Bytes. in_use counts whole blocks (and whole large extents); requested counts what callers
   // asked for. reserved = device memory the pool holds (mapped pages, or chunks without virtual
-  // memory) = slabs + heap free + large in use.
+  // memory) = heap.slab_bytes + heap.free_bytes + heap.large_bytes.
   std::size_t reserved_bytes = 0;
   std::size_t in_use_bytes = 0;
   std::size_t requested_bytes = 0;
@@ -43,24 +65,8 @@ struct pool_stats {
   std::size_t peak_in_use_bytes = 0;
   std::size_t peak_requested_bytes = 0;
 
-  // Large requests (above the largest class, or over-aligned): extents of the heap.
-  std::size_t large_live = 0;
-  std::size_t large_in_use_bytes = 0;
-
-  // The segment heap (core/segment_heap.hpp): the pool's device memory, slabs and large extents.
-  bool virtual_memory = false;       // pages mapped on demand, else backend chunks
-  std::size_t page_bytes = 0;        // the mapping granularity (virtual memory)
-  std::size_t address_bytes = 0;     // address space reserved (virtual memory), or chunk bytes
-  std::size_t segments = 0;          // reservations or chunks
-  std::size_t slab_bytes = 0;        // bound slabs (reserved == slab_bytes + heap_free_bytes + large_in_use_bytes)
-  std::size_t heap_free_bytes = 0;   // free extents, pending ones included
-  std::size_t heap_free_extents = 0;
-  std::size_t heap_largest_free_bytes = 0;
-  double heap_fragmentation = 0.0;   // 1 - largest free / free (0: all free memory in one range)
-  std::size_t heap_pending_bytes = 0;  // free extents behind a stream's epoch (in pending_bytes too)
-  std::size_t heap_unmappable_bytes = 0;  // what a trim would give back now
-  std::uint64_t maps = 0;            // map / chunk calls to the backend
-  std::uint64_t unmaps = 0;          // unmap / chunk frees
+  // The segment heap: the pool's device memory, slabs and large extents.
+  heap_stats heap;
 
   std::uint64_t allocs = 0;
   std::uint64_t frees = 0;
