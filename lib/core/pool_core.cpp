@@ -41,6 +41,9 @@ const pool_options& validated(const pool_options& o) {
   }
   if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
   if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
+  if (!(o.remap_ratio == 0.0 || o.remap_ratio >= 1.0)) {
+    fail("remap_ratio must be 0 (off) or >= 1, got " + std::to_string(o.remap_ratio));
+  }
   return o;
 }
 
@@ -55,6 +58,7 @@ segment_heap::config heap_config(const pool_options& o) {
   c.virtual_memory = o.virtual_memory;
   c.reservation_bytes = o.address_reservation;
   c.chunk_bytes = o.slab_bytes;
+  c.remap_ratio = o.remap_ratio;
   return c;
 }
 

@@ -132,6 +132,9 @@ TEST(PoolCore, InvalidOptionsAreRejected) {
   o = {};
   o.epoch_batch = 0;
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o = {};
+  o.remap_ratio = 0.5;  // mapped bytes can never be below the bytes in use: refused
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
   EXPECT_THROW(test_pool(nullptr, {}), std::invalid_argument);
 }
 

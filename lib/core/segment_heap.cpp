@@ -172,6 +172,7 @@ void segment_heap::insert_free(std::uint32_t id) noexcept {
   if (bins_[b] != none) extents_[bins_[b]].link_prev = id;
   bins_[b] = id;
   bitmap_[b / 64] |= std::uint64_t{1} << (b % 64);
+  free_bytes_ += e.bytes;
   if (e.tag.completed != nullptr && !e.in_pending) {
     e.in_pending = true;
     pending_.push_back(id);  // capacity >= extents_.size(): does not allocate
@@ -181,6 +182,7 @@ void segment_heap::insert_free(std::uint32_t id) noexcept {
 
 void segment_heap::remove_free(std::uint32_t id) noexcept {
   extent& e = extents_[id];
+  free_bytes_ -= e.bytes;
   const unsigned b = bin_of(e.bytes);
   if (e.link_prev != none) {
     extents_[e.link_prev].link_next = e.link_next;
@@ -462,7 +464,12 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
     if (best.unmapped == none) return none;
   }
   const std::size_t map_bytes = best.hi - best.lo;
-  if (config_.byte_limit != 0 && mapped_.load(std::memory_order_relaxed) + map_bytes > config_.byte_limit) return none;
+  const std::size_t mapped = mapped_.load(std::memory_order_relaxed);
+  if (config_.byte_limit != 0 && mapped + map_bytes > config_.byte_limit) return none;
+  if (config_.remap_ratio > 0.0 &&
+      static_cast<double>(mapped + map_bytes) > config_.remap_ratio * static_cast<double>(mapped - free_bytes_ + bytes)) {
+    unmap_elsewhere(map_bytes, extents_[best.unmapped].prev, extents_[best.unmapped].next);
+  }
   ensure_spare(2);
   if (!device_.map(reinterpret_cast<void*>(best.lo), map_bytes)) return none;
   ++maps_;
@@ -563,26 +570,52 @@ std::size_t segment_heap::trim() {
   std::size_t released = 0;
   for (const std::uint32_t id : candidates) {
     const auto [lo, hi] = unmappable_range(extents_[id]);
-    segment& seg = segments_[extents_[id].segment];
-    ensure_spare(2);
-    remove_free(id);
-    if (!seg.vm) {
-      device_.free_chunk(reinterpret_cast<void*>(seg.base), seg.bytes);
-      seg.bytes = 0;
-      recycle(id);
-    } else {
-      device_.unmap(reinterpret_cast<void*>(lo), hi - lo);
-      // [base, lo) free, [lo, hi) unmapped, [hi, end) free.
-      const auto [front, back] = carve(id, lo, hi);
-      if (front != none) insert_free(front);
-      if (back != none) insert_free(back);
-      merge_unmapped(id);
-    }
-    ++unmaps_;
     released += hi - lo;
+    segment& seg = segments_[extents_[id].segment];
+    if (seg.vm) {
+      unmap_range(id, lo, hi);
+      continue;
+    }
+    remove_free(id);
+    device_.free_chunk(reinterpret_cast<void*>(seg.base), seg.bytes);
+    seg.bytes = 0;
+    recycle(id);
+    ++unmaps_;
     mapped_.store(mapped_.load(std::memory_order_relaxed) - (hi - lo), std::memory_order_relaxed);
   }
   return released;
+}
+
+// Unmaps [lo, hi) (whole pages) of free extent id: [base, lo) and [hi, end) stay free.
+void segment_heap::unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) {
+  ensure_spare(2);
+  remove_free(id);
+  device_.unmap(reinterpret_cast<void*>(lo), hi - lo);
+  const auto [front, back] = carve(id, lo, hi);
+  if (front != none) insert_free(front);
+  if (back != none) insert_free(back);
+  merge_unmapped(id);
+  ++unmaps_;
+  mapped_.store(mapped_.load(std::memory_order_relaxed) - (hi - lo), std::memory_order_relaxed);
+}
+
+// remap_ratio: up to `bytes` of whole free pages, from the largest free ranges first, not from the
+// two extents growth is about to extend.
+void segment_heap::unmap_elsewhere(std::size_t bytes, std::uint32_t keep_a, std::uint32_t keep_b) {
+  std::vector<std::uint32_t> candidates;
+  for (std::uint32_t b = bin_count; b-- > 0 && candidates.size() < 64;) {
+    for (std::uint32_t id = bins_[b]; id != none; id = extents_[id].link_next) {
+      const auto [lo, hi] = unmappable_range(extents_[id]);
+      if (lo < hi && id != keep_a && id != keep_b) candidates.push_back(id);
+    }
+  }
+  for (const std::uint32_t id : candidates) {
+    if (bytes == 0) break;
+    auto [lo, hi] = unmappable_range(extents_[id]);
+    hi = std::min<std::uintptr_t>(hi, lo + bytes);
+    unmap_range(id, lo, hi);
+    bytes -= hi - lo;
+  }
 }
 
 // ---- reports ---------------------------------------------------------------------------------

@@ -64,6 +64,10 @@ class segment_heap {
     bool virtual_memory = true;         // use the backend's virtual memory where it has it
     std::size_t reservation_bytes = 0;  // address space per reservation; 0: twice the device's memory
     std::size_t chunk_bytes = std::size_t{2} << 20;  // without virtual memory: segments are multiples of this
+    // Virtual memory: when growth would make mapped bytes exceed this multiple of the bytes in use
+    // (and of the request), first unmap as many whole free pages elsewhere (largest free ranges
+    // first). 0: never. Trades map/unmap calls for memory (pool_options::remap_ratio).
+    double remap_ratio = 0.0;
   };
   enum class kind : std::uint8_t { slab, large };
   enum class free_result : std::uint8_t { freed, double_free, interior, foreign };
@@ -192,6 +196,8 @@ class segment_heap {
   void resolve_completed() noexcept;
   [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> unmappable_range(const extent& e) const noexcept;
+  void unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi);  // pages of free extent id
+  void unmap_elsewhere(std::size_t bytes, std::uint32_t keep_a, std::uint32_t keep_b);
   void count_mapped(std::size_t bytes) noexcept;
 
   backend& device_;
@@ -210,6 +216,7 @@ class segment_heap {
   address_index index_;                    // GUARDED_BY(mutex_)
   std::uint64_t maps_ = 0;                 // GUARDED_BY(mutex_)
   std::uint64_t unmaps_ = 0;               // GUARDED_BY(mutex_)
+  std::size_t free_bytes_ = 0;             // GUARDED_BY(mutex_); bytes of binned free extents
 
   // Written under mutex_, read relaxed by the pool's release-threshold check and stats.
   std::atomic<std::size_t> mapped_{0};

@@ -254,6 +254,33 @@ TEST_P(SegmentHeap, ReusesFreedRangesForOtherShapes) {
   for (void* p : live) heap->free(p, kind::large, {});
 }
 
+// remap_ratio: a request that fits no hole takes pages from the holes instead of growing the
+// mapped bytes. Without it, the same pattern maps more.
+TEST_P(SegmentHeap, RemapRatioMovesFreePagesInsteadOfGrowing) {
+  if (!GetParam()) GTEST_SKIP() << "chunks cannot be remapped";
+  for (const double ratio : {0.0, 1.0}) {
+    segment_heap::config c;
+    c.remap_ratio = ratio;
+    auto heap = make(c);
+    std::vector<void*> p;
+    for (int i = 0; i < 4; ++i) p.push_back(heap->allocate(2 * page, page, kind::large, {}, true));
+    ASSERT_EQ(heap->free(p[0], kind::large, {}), segment_heap::free_result::freed);
+    ASSERT_EQ(heap->free(p[2], kind::large, {}), segment_heap::free_result::freed);  // two holes of 2 pages
+    void* big = heap->allocate(4 * page, page, kind::large, {}, true);
+    ASSERT_NE(big, nullptr);
+    const heap_stats st = heap->stats();
+    EXPECT_EQ(st.mapped_bytes, ratio == 0.0 ? 12 * page : 8 * page) << ratio;
+    EXPECT_EQ(st.peak_mapped_bytes, st.mapped_bytes) << "pages are unmapped before new ones are mapped";
+    EXPECT_EQ(device_->mapped_bytes(), st.mapped_bytes);
+    std::vector<std::pair<void*, std::size_t>> live{{p[1], 2 * page}, {p[3], 2 * page}, {big, 4 * page}};
+    std::uint32_t tag = 1;
+    for (const auto& [q, n] : live) device_->fill({}, q, n, tag++);
+    tag = 1;
+    for (const auto& [q, n] : live) device_->verify({}, q, n, tag++);
+    EXPECT_EQ(device_->verification_report().mismatched_ranges, 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SegmentHeap, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "virtual_memory" : "chunks"; });
 

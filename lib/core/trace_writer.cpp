@@ -5,9 +5,40 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 namespace cudapool::core {
+
+namespace {
+
+// Every live writer, so that a process that never destroys its pool (a PyTorch plug-in) still
+// gets its whole trace: one atexit handler flushes them all. Never destroyed (used at exit).
+struct live_writers {
+  std::mutex mutex;
+  std::set<trace_writer*> writers;  // GUARDED_BY(mutex)
+  bool registered = false;          // GUARDED_BY(mutex)
+};
+live_writers& all_writers() {
+  static auto* w = new live_writers;
+  return *w;
+}
+
+void flush_at_exit() noexcept {
+  live_writers& w = all_writers();
+  std::lock_guard lock(w.mutex);
+  for (trace_writer* t : w.writers) {
+    try {
+      t->flush();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  }
+}
+
+}  // namespace
 
 trace_writer::trace_writer(const std::string& path) : path_(path) {
   out_.open(path, std::ios::out | std::ios::trunc);
@@ -17,9 +48,18 @@ trace_writer::trace_writer(const std::string& path) : path_(path) {
   out_ << "# cudapool allocation trace (replay: bench --trace=" << path << ")\n"
        << "# op,id,bytes,stream  (op a=alloc f=free; id pairs an alloc with its free; stream is a dense index)\n";
   check_written();
+  live_writers& w = all_writers();
+  std::lock_guard lock(w.mutex);
+  if (!w.registered) w.registered = std::atexit(flush_at_exit) == 0;
+  w.writers.insert(this);
 }
 
 trace_writer::~trace_writer() {
+  {
+    live_writers& w = all_writers();
+    std::lock_guard lock(w.mutex);
+    w.writers.erase(this);
+  }
   try {
     flush();
   } catch (const std::exception& e) {

@@ -28,6 +28,7 @@ class trace_writer {
   trace_writer(const trace_writer&) = delete;
   trace_writer& operator=(const trace_writer&) = delete;
   ~trace_writer();  // flushes; a write error there is reported on stderr
+  // A writer still alive at exit (its pool never destroyed) is flushed by an atexit handler.
 
   // Records an allocation and returns its id (>= 1). stream_key is any value that names the stream
   // (a stream id, a handle). Throws std::invalid_argument for 0 bytes (the format has no such

@@ -89,6 +89,24 @@ TEST(TraceWriter, FlushMakesLinesVisibleBeforeDestruction) {
   std::filesystem::remove(path);
 }
 
+// A writer that is never destroyed (the PyTorch plug-in never destroys its pools) still leaves the
+// whole trace behind when the process exits. The writer's buffer holds far more than these lines,
+// so without the exit flush the file would have only what an earlier flush wrote: nothing.
+TEST(TraceWriter, ALeakedWriterIsFlushedAtExit) {
+  const std::string path = temp_path("exit");
+  EXPECT_EXIT(
+      {
+        auto* w = new trace_writer(path);  // never deleted
+        for (int i = 0; i < 10; ++i) (void)w->record_alloc(512, 3);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  const std::vector<std::string> lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 12u);
+  EXPECT_EQ(lines[11], "a,10,512,0");
+  std::filesystem::remove(path);
+}
+
 TEST(TraceWriter, RejectsWhatTheFormatCannotSay) {
   const std::string path = temp_path("reject");
   trace_writer w(path);

@@ -36,11 +36,8 @@ nothing else should run on the GPU meanwhile.
 
 Traces (cudapool only): the library reads CUDAPOOL_TRACE once, when its pool is created, so one
 process records one file; --trace-dir therefore takes exactly one workload (--only-workload), and
-the trace goes to DIR/<workload>.csv. The pools are never destroyed (docs/pytorch.md, "Exit"), so
-the library never flushes the trace writer's buffer: the script records to DIR/.<workload>.raw.csv,
-then, after the workload's measurements, allocates three marker sizes followed by small padding
-allocations until the marker has reached the file, and writes everything before the marker to
-DIR/<workload>.csv (unfreed allocations are freed by bench's replay).
+the trace goes to DIR/<workload>.csv, complete once the process has exited (the library flushes it
+at exit; allocations still live then are freed by bench's replay).
 """
 import argparse
 import gc
@@ -66,8 +63,6 @@ ALLOC_CONF = {
 }
 # PyTorch reads PYTORCH_ALLOC_CONF (2.9+) and, when that is unset, PYTORCH_CUDA_ALLOC_CONF.
 ALLOC_CONF_VAR, NEWER_ALLOC_CONF_VAR = "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"
-# Requested sizes of the end-of-workload trace marker (primes no tensor of the workloads has).
-TRACE_MARK = (999_983, 999_979, 999_961)
 MiB = 1 << 20
 
 
@@ -114,8 +109,8 @@ def parse_args(argv):
 # ---- environment and measurement --------------------------------------------------------------
 
 
-def raw_trace_path(trace_dir, name):
-    return os.path.join(trace_dir, f".{name}.raw.csv")
+def trace_path(trace_dir, name):
+    return os.path.abspath(os.path.join(trace_dir, f"{name}.csv"))
 
 
 def configure_environment(args):
@@ -130,7 +125,7 @@ def configure_environment(args):
             os.environ["CUDAPOOL_VARIANT"] = args.variant
         if args.trace_dir is not None:
             os.makedirs(args.trace_dir, exist_ok=True)
-            os.environ["CUDAPOOL_TRACE"] = os.path.abspath(raw_trace_path(args.trace_dir, args.workloads[0]))
+            os.environ["CUDAPOOL_TRACE"] = trace_path(args.trace_dir, args.workloads[0])
 
 
 def used_bytes(torch, dev):
@@ -426,60 +421,6 @@ RUNNERS = {"lm_train": lm_train, "cnn_varbatch": cnn_varbatch, "lm_infer_varseq"
            "mlp_4stream": mlp_4stream}
 
 
-# ---- traces ----------------------------------------------------------------------------------
-
-
-def find_trace_mark(lines):
-    """Index of the marker's first allocation line: allocations of TRACE_MARK's sizes in order,
-    only frees between them. None until all three lines are complete in the file."""
-    for i, line in enumerate(lines):
-        f = line.split(",")
-        if len(f) != 4 or f[0] != "a" or f[2] != str(TRACE_MARK[0]):
-            continue
-        want = 1
-        for later in lines[i + 1:]:
-            g = later.split(",")
-            if len(g) != 4 or g[0] == "f":
-                continue
-            if g[0] != "a" or g[2] != str(TRACE_MARK[want]):
-                break
-            want += 1
-            if want == len(TRACE_MARK):
-                return i
-    return None
-
-
-def finish_trace(torch, dev, raw, final):
-    """Pushes the workload's trace out of the library's write buffer (the marker, then padding
-    allocations) and writes the part before the marker to `final`."""
-    for n in TRACE_MARK:
-        t = torch.empty(n, dtype=torch.uint8, device=dev)
-        del t
-    mark = None
-    for _ in range(400):  # 400 x 500 pairs of ~30 bytes: 6 MB, far past any stream buffer
-        for _ in range(500):
-            t = torch.empty(16, dtype=torch.uint8, device=dev)
-            del t
-        if not os.path.exists(raw):
-            break
-        with open(raw) as f:
-            lines = f.read().split("\n")[:-1]  # complete lines only
-        mark = find_trace_mark(lines)
-        if mark is not None:
-            break
-    torch.cuda.synchronize(dev)
-    if mark is None:
-        return {"file": None, "error": f"no trace at {raw}, or the end-of-workload marker never reached it"}
-    body = lines[:mark]
-    events = sum(1 for line in body if line[:2] in ("a,", "f,"))
-    with open(final + ".tmp", "w") as f:
-        f.write("\n".join(body) + "\n")
-        f.write("# workloads.py: cut at the end-of-workload marker (later lines: its padding allocations)\n")
-    os.replace(final + ".tmp", final)
-    os.unlink(raw)  # the library keeps writing to the unlinked file until the process exits
-    return {"file": os.path.abspath(final), "events": events}
-
-
 # ---- a run -----------------------------------------------------------------------------------
 
 
@@ -544,11 +485,7 @@ def run(args):
             res["torch_stats"] = torch_memory_stats(torch, dev)
         res["config"] = r.pop("config")
         if args.trace_dir is not None:
-            res["trace"] = finish_trace(torch, dev, raw_trace_path(args.trace_dir, name),
-                                        os.path.join(args.trace_dir, f"{name}.csv"))
-            if res["trace"]["file"] is None:
-                print(f"workloads: {name}: {res['trace']['error']}", file=sys.stderr)
-                rc = 1
+            res["trace"] = {"file": trace_path(args.trace_dir, name)}  # complete at exit
         results[name] = res
         print(f"{label}: {name}: {args.steps} steps, {res['metric']} {res['first']:.5g} -> {res['last']:.5g}, "
               f"median {res['median_step_ms']:.3f} ms, p90 {res['p90_step_ms']:.3f} ms, "

@@ -40,6 +40,12 @@ struct pool_options {
   // Address space per reservation (a multiple of the page size); 0: twice the device's memory, or
   // twice byte_limit when one is set. More reservations follow when it is used up.
   std::size_t address_reservation = 0;
+  // Virtual memory only. When a request fits no free range and mapping pages for it would make the
+  // mapped bytes exceed remap_ratio x the bytes in use, the heap first unmaps as many whole free
+  // pages elsewhere (holes too small for the request), so fragmentation does not raise the memory
+  // held. 0 (the default): never. Each moved page costs an unmap and a map (tens of microseconds on
+  // the H200); docs/results.md has the memory and time it trades.
+  double remap_ratio = 0.0;
 
   // Bytes mapped at construction (rounded up to whole slabs); trim keeps them. With allow_growth =
   // false this is a fixed pool that never calls the backend for memory after start-up: slabs and
