@@ -84,13 +84,11 @@ std::vector<allocator_config> allocators(bool with_peers) {
       all.push_back({"tls-batch" + std::to_string(kib) + "k", allocator_config::kind::pool, "tls", o, true});
     }
   }
-  if (built("tls")) {
-    // The segment heap's remap_ratio (issue 14): pages of holes move to where a request needs them
-    // once mapped bytes would exceed 1.05x the bytes in use; memory against map/unmap time.
-    cudapool::pool_options remap;
-    remap.remap_ratio = 1.05;
-    all.push_back({"tls-remap", allocator_config::kind::pool, "tls", remap, true});
-  }
+  // The segment heap's remap_ratio (issue 14), every variant: pages of holes move to where a request
+  // needs them once mapped bytes would exceed 1.05x the bytes in use; memory against map/unmap time.
+  cudapool::pool_options remap;
+  remap.remap_ratio = 1.05;
+  for (const std::string& v : variants) all.push_back({v + "-remap", allocator_config::kind::pool, v, remap, true});
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});
     for (const auto& [lo, hi] :

@@ -65,6 +65,7 @@ struct settings {
   backend_kind backend = backend_kind::cuda;
   std::string stats_path;     // empty: no stats file
   std::size_t byte_limit = 0;  // per device pool; 0 = unlimited
+  double remap_ratio = 0.0;    // pool_options::remap_ratio
 };
 
 void report(const std::string& message) noexcept {
@@ -126,6 +127,14 @@ settings read_settings() {
   if (const char* path = std::getenv("CUDAPOOL_STATS"); path != nullptr) s.stats_path = path;
   if (const char* limit = std::getenv("CUDAPOOL_BYTE_LIMIT"); limit != nullptr && limit[0] != '\0') {
     s.byte_limit = parse_bytes(limit);
+  }
+  if (const char* r = std::getenv("CUDAPOOL_REMAP_RATIO"); r != nullptr && r[0] != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    s.remap_ratio = std::strtod(r, &end);
+    if (end == r || *end != '\0' || errno != 0 || !(s.remap_ratio == 0.0 || s.remap_ratio >= 1.0)) {
+      fatal(std::string("CUDAPOOL_REMAP_RATIO='") + r + "' is not 0 or a number >= 1");
+    }
   }
   return s;
 }
@@ -205,6 +214,7 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   }
   cudapool::pool_options options;
   options.byte_limit = s.byte_limit;
+  options.remap_ratio = s.remap_ratio;
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
 
