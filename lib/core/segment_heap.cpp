@@ -393,6 +393,7 @@ void* segment_heap::take(std::uint32_t id, std::size_t bytes, std::size_t alignm
   me.requested = requested;
   me.tag = {};
   index_.insert(me.base, id);
+  peak_used_ = std::max(peak_used_, mapped_.load(std::memory_order_relaxed) - free_bytes_);
   if (k == kind::large) large_used_.store(large_used_.load(std::memory_order_relaxed) + me.bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(me.base);
 }
@@ -466,6 +467,7 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
   const std::size_t map_bytes = best.hi - best.lo;
   const std::size_t mapped = mapped_.load(std::memory_order_relaxed);
   if (config_.byte_limit != 0 && mapped + map_bytes > config_.byte_limit) return none;
+  // Against the current use, this request included.
   if (config_.remap_ratio > 0.0 &&
       static_cast<double>(mapped + map_bytes) > config_.remap_ratio * static_cast<double>(mapped - free_bytes_ + bytes)) {
     unmap_elsewhere(map_bytes, extents_[best.unmapped].prev, extents_[best.unmapped].next);
@@ -581,6 +583,7 @@ std::size_t segment_heap::trim() {
     seg.bytes = 0;
     recycle(id);
     ++unmaps_;
+    unmapped_bytes_ += hi - lo;
     mapped_.store(mapped_.load(std::memory_order_relaxed) - (hi - lo), std::memory_order_relaxed);
   }
   return released;
@@ -596,6 +599,7 @@ void segment_heap::unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr
   if (back != none) insert_free(back);
   merge_unmapped(id);
   ++unmaps_;
+  unmapped_bytes_ += hi - lo;
   mapped_.store(mapped_.load(std::memory_order_relaxed) - (hi - lo), std::memory_order_relaxed);
 }
 
@@ -667,6 +671,8 @@ heap_stats segment_heap::stats() const {
   s.fragmentation = s.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(s.largest_free_bytes) / static_cast<double>(s.free_bytes);
   s.maps = maps_;
   s.unmaps = unmaps_;
+  s.unmapped_bytes = unmapped_bytes_;
+  s.peak_used_bytes = peak_used_;
   return s;
 }
 

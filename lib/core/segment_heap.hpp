@@ -65,7 +65,7 @@ class segment_heap {
     std::size_t reservation_bytes = 0;  // address space per reservation; 0: twice the device's memory
     std::size_t chunk_bytes = std::size_t{2} << 20;  // without virtual memory: segments are multiples of this
     // Virtual memory: when growth would make mapped bytes exceed this multiple of the bytes in use
-    // (and of the request), first unmap as many whole free pages elsewhere (largest free ranges
+    // (this request included), first unmap as many whole free pages elsewhere (largest free ranges
     // first). 0: never. Trades map/unmap calls for memory (pool_options::remap_ratio).
     double remap_ratio = 0.0;
   };
@@ -217,6 +217,8 @@ class segment_heap {
   std::uint64_t maps_ = 0;                 // GUARDED_BY(mutex_)
   std::uint64_t unmaps_ = 0;               // GUARDED_BY(mutex_)
   std::size_t free_bytes_ = 0;             // GUARDED_BY(mutex_); bytes of binned free extents
+  std::size_t peak_used_ = 0;              // GUARDED_BY(mutex_); mapped - free at its highest
+  std::uint64_t unmapped_bytes_ = 0;       // GUARDED_BY(mutex_)
 
   // Written under mutex_, read relaxed by the pool's release-threshold check and stats.
   std::atomic<std::size_t> mapped_{0};

@@ -37,7 +37,8 @@ std::string to_json(const pool_stats& s) {
     << ",\"large_bytes\":" << h.large_bytes << ",\"large_count\":" << h.large_count << ",\"free_bytes\":" << h.free_bytes
     << ",\"free_extents\":" << h.free_extents << ",\"largest_free_bytes\":" << h.largest_free_bytes
     << ",\"fragmentation\":" << h.fragmentation << ",\"pending_bytes\":" << h.pending_bytes
-    << ",\"unmappable_bytes\":" << h.unmappable_bytes << ",\"maps\":" << h.maps << ",\"unmaps\":" << h.unmaps << "}";
+    << ",\"unmappable_bytes\":" << h.unmappable_bytes << ",\"maps\":" << h.maps << ",\"unmaps\":" << h.unmaps
+    << ",\"unmapped_bytes\":" << h.unmapped_bytes << ",\"peak_used_bytes\":" << h.peak_used_bytes << "}";
   o << ",\"classes\":[";
   bool first = true;
   for (const class_stats& c : s.classes) {

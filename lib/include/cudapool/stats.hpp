@@ -42,6 +42,8 @@ struct heap_stats {
   std::size_t unmappable_bytes = 0;  // what a trim would give back now
   std::uint64_t maps = 0;          // map / chunk calls to the backend
   std::uint64_t unmaps = 0;        // unmap / chunk frees (= pool_stats::trims)
+  std::uint64_t unmapped_bytes = 0;  // given back by unmap / chunk frees, in all
+  std::size_t peak_used_bytes = 0;   // slabs + large at their highest
 };
 
 struct pool_stats {
