@@ -1,0 +1,100 @@
+// relacy_atomics.hpp - the atomics policy (core/atomics.hpp) of the model tests: atomic<T> has
+// std::atomic's interface and forwards every call to Relacy's rl::atomic<T>, so Relacy explores the
+// interleavings and the relaxed-memory outcomes of the library's own code.
+//
+// Included by model_check.hpp, after <relacy/relacy.hpp> and the #undef of its macros. Each call records the caller's source location, so Relacy's
+// histories name the line of the algorithm, not of this wrapper.
+//
+// Weakening is how a test seeds a memory-order bug without copying the algorithm:
+//   none              the orders as written
+//   release_dropped   release -> relaxed, acq_rel -> acquire (publication lost)
+//   all_relaxed       every order relaxed (atomicity kept, ordering lost)
+#pragma once
+
+#include <atomic>
+#include <source_location>
+
+namespace cudapool::core::model {
+
+enum class weakening { none, release_dropped, all_relaxed };
+
+template <weakening W>
+struct relacy_atomics_t {
+  static constexpr std::memory_order weaken(std::memory_order m) noexcept {
+    if constexpr (W == weakening::all_relaxed) return std::memory_order_relaxed;
+    if constexpr (W == weakening::release_dropped) {
+      if (m == std::memory_order_release) return std::memory_order_relaxed;
+      if (m == std::memory_order_acq_rel) return std::memory_order_acquire;
+    }
+    return m;
+  }
+  static rl::memory_order to_rl(std::memory_order m) noexcept {
+    switch (weaken(m)) {
+      case std::memory_order_relaxed: return rl::mo_relaxed;
+      case std::memory_order_consume: return rl::mo_consume;
+      case std::memory_order_acquire: return rl::mo_acquire;
+      case std::memory_order_release: return rl::mo_release;
+      case std::memory_order_acq_rel: return rl::mo_acq_rel;
+      case std::memory_order_seq_cst: return rl::mo_seq_cst;
+    }
+    return rl::mo_seq_cst;
+  }
+  // The failure order std::atomic derives for a compare_exchange given one order.
+  static constexpr std::memory_order failure_of(std::memory_order m) noexcept {
+    if (m == std::memory_order_acq_rel) return std::memory_order_acquire;
+    if (m == std::memory_order_release) return std::memory_order_relaxed;
+    return m;
+  }
+  static rl::debug_info info(const std::source_location& l) noexcept {
+    return rl::debug_info(l.function_name(), l.file_name(), l.line());
+  }
+
+  template <class T>
+  class atomic {
+   public:
+    atomic() = default;
+    atomic(T v) : a_(v) {}  // NOLINT: as std::atomic's converting constructor
+    atomic(const atomic&) = delete;
+    atomic& operator=(const atomic&) = delete;
+
+    T load(std::memory_order m = std::memory_order_seq_cst,
+           std::source_location l = std::source_location::current()) const noexcept {
+      return a_.load(to_rl(m), info(l));
+    }
+    void store(T v, std::memory_order m = std::memory_order_seq_cst,
+               std::source_location l = std::source_location::current()) noexcept {
+      a_.store(v, to_rl(m), info(l));
+    }
+    T exchange(T v, std::memory_order m = std::memory_order_seq_cst,
+               std::source_location l = std::source_location::current()) noexcept {
+      return a_.exchange(v, to_rl(m), info(l));
+    }
+    T fetch_add(T v, std::memory_order m = std::memory_order_seq_cst,
+                std::source_location l = std::source_location::current()) noexcept {
+      return a_.fetch_add(v, to_rl(m), info(l));
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                               std::source_location l = std::source_location::current()) noexcept {
+      return a_.compare_exchange_weak(expected, desired, to_rl(success), info(l), to_rl(failure), info(l));
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
+                               std::source_location l = std::source_location::current()) noexcept {
+      return compare_exchange_weak(expected, desired, m, failure_of(m), l);
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                 std::source_location l = std::source_location::current()) noexcept {
+      return a_.compare_exchange_strong(expected, desired, to_rl(success), info(l), to_rl(failure), info(l));
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
+                                 std::source_location l = std::source_location::current()) noexcept {
+      return compare_exchange_strong(expected, desired, m, failure_of(m), l);
+    }
+
+   private:
+    rl::atomic<T> a_;
+  };
+};
+
+using relacy_atomics = relacy_atomics_t<weakening::none>;
+
+}  // namespace cudapool::core::model
