@@ -12,7 +12,6 @@
 #pragma once
 
 #include <atomic>
-#include <source_location>
 
 namespace cudapool::core::model {
 
@@ -45,9 +44,17 @@ struct relacy_atomics_t {
     if (m == std::memory_order_release) return std::memory_order_relaxed;
     return m;
   }
-  static rl::debug_info info(const std::source_location& l) noexcept {
-    return rl::debug_info(l.function_name(), l.file_name(), l.line());
-  }
+  // The caller's location, as std::source_location::current() would give it (which clang 14 with
+  // libstdc++ 12 lacks): the builtins in a default argument name the call that uses it.
+  struct call_site {
+    const char* function;
+    const char* file;
+    unsigned line;
+    // NOLINTNEXTLINE: implicit, so that `call_site l = {}` is the caller's location
+    call_site(const char* fn = __builtin_FUNCTION(), const char* f = __builtin_FILE(), unsigned n = __builtin_LINE())
+        : function(fn), file(f), line(n) {}
+  };
+  static rl::debug_info info(const call_site& l) noexcept { return rl::debug_info(l.function, l.file, l.line); }
 
   template <class T>
   class atomic {
@@ -58,35 +65,35 @@ struct relacy_atomics_t {
     atomic& operator=(const atomic&) = delete;
 
     T load(std::memory_order m = std::memory_order_seq_cst,
-           std::source_location l = std::source_location::current()) const noexcept {
+           call_site l = {}) const noexcept {
       return a_.load(to_rl(m), info(l));
     }
     void store(T v, std::memory_order m = std::memory_order_seq_cst,
-               std::source_location l = std::source_location::current()) noexcept {
+               call_site l = {}) noexcept {
       a_.store(v, to_rl(m), info(l));
     }
     T exchange(T v, std::memory_order m = std::memory_order_seq_cst,
-               std::source_location l = std::source_location::current()) noexcept {
+               call_site l = {}) noexcept {
       return a_.exchange(v, to_rl(m), info(l));
     }
     T fetch_add(T v, std::memory_order m = std::memory_order_seq_cst,
-                std::source_location l = std::source_location::current()) noexcept {
+                call_site l = {}) noexcept {
       return a_.fetch_add(v, to_rl(m), info(l));
     }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
-                               std::source_location l = std::source_location::current()) noexcept {
+                               call_site l = {}) noexcept {
       return a_.compare_exchange_weak(expected, desired, to_rl(success), info(l), to_rl(failure), info(l));
     }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
-                               std::source_location l = std::source_location::current()) noexcept {
+                               call_site l = {}) noexcept {
       return compare_exchange_weak(expected, desired, m, failure_of(m), l);
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
-                                 std::source_location l = std::source_location::current()) noexcept {
+                                 call_site l = {}) noexcept {
       return a_.compare_exchange_strong(expected, desired, to_rl(success), info(l), to_rl(failure), info(l));
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
-                                 std::source_location l = std::source_location::current()) noexcept {
+                                 call_site l = {}) noexcept {
       return compare_exchange_strong(expected, desired, m, failure_of(m), l);
     }
 
