@@ -2,33 +2,51 @@
 // std::atomic's interface and forwards every call to Relacy's rl::atomic<T>, so Relacy explores the
 // interleavings and the relaxed-memory outcomes of the library's own code.
 //
-// Included by model_check.hpp, after <relacy/relacy.hpp> and the #undef of its macros. Each call records the caller's source location, so Relacy's
-// histories name the line of the algorithm, not of this wrapper.
+// Included by model_check.hpp, after <relacy/relacy.hpp> and the #undef of its macros. Each call
+// records the caller's source location, so Relacy's histories name the line of the algorithm, not
+// of this wrapper.
 //
 // Weakening is how a test seeds a memory-order bug without copying the algorithm:
-//   none              the orders as written
-//   release_dropped   release -> relaxed, acq_rel -> acquire (publication lost)
-//   all_relaxed       every order relaxed (atomicity kept, ordering lost)
+//   none                  the orders as written
+//   release_dropped       release -> relaxed, acq_rel -> acquire, everywhere (publication lost)
+//   load_acquire_dropped  acquire loads relaxed
+//   rmw_acquire_dropped   the acquire of read-modify-writes (a CAS's success order) dropped
+//   cas_failure_relaxed   a CAS's failure order relaxed
+//   all_relaxed           every order relaxed (atomicity kept, ordering lost)
 #pragma once
 
 #include <atomic>
 
 namespace cudapool::core::model {
 
-enum class weakening { none, release_dropped, all_relaxed };
+enum class weakening {
+  none,
+  release_dropped,
+  load_acquire_dropped,
+  rmw_acquire_dropped,
+  cas_failure_relaxed,
+  all_relaxed
+};
 
 template <weakening W>
 struct relacy_atomics_t {
-  static constexpr std::memory_order weaken(std::memory_order m) noexcept {
-    if constexpr (W == weakening::all_relaxed) return std::memory_order_relaxed;
-    if constexpr (W == weakening::release_dropped) {
-      if (m == std::memory_order_release) return std::memory_order_relaxed;
-      if (m == std::memory_order_acq_rel) return std::memory_order_acquire;
+  enum class access { load, store, rmw, cas_failure };
+
+  static constexpr std::memory_order weaken(std::memory_order m, access a) noexcept {
+    using enum std::memory_order;
+    switch (W) {
+      case weakening::none: return m;
+      case weakening::release_dropped: return m == release ? relaxed : m == acq_rel ? acquire : m;
+      case weakening::load_acquire_dropped: return a == access::load && m == acquire ? relaxed : m;
+      case weakening::rmw_acquire_dropped:
+        return a != access::rmw ? m : m == acquire ? relaxed : m == acq_rel ? release : m;
+      case weakening::cas_failure_relaxed: return a == access::cas_failure ? relaxed : m;
+      case weakening::all_relaxed: return relaxed;
     }
     return m;
   }
-  static rl::memory_order to_rl(std::memory_order m) noexcept {
-    switch (weaken(m)) {
+  static rl::memory_order to_rl(std::memory_order m, access a) noexcept {
+    switch (weaken(m, a)) {
       case std::memory_order_relaxed: return rl::mo_relaxed;
       case std::memory_order_consume: return rl::mo_consume;
       case std::memory_order_acquire: return rl::mo_acquire;
@@ -66,23 +84,23 @@ struct relacy_atomics_t {
 
     T load(std::memory_order m = std::memory_order_seq_cst,
            call_site l = {}) const noexcept {
-      return a_.load(to_rl(m), info(l));
+      return a_.load(to_rl(m, access::load), info(l));
     }
     void store(T v, std::memory_order m = std::memory_order_seq_cst,
                call_site l = {}) noexcept {
-      a_.store(v, to_rl(m), info(l));
+      a_.store(v, to_rl(m, access::store), info(l));
     }
     T exchange(T v, std::memory_order m = std::memory_order_seq_cst,
                call_site l = {}) noexcept {
-      return a_.exchange(v, to_rl(m), info(l));
+      return a_.exchange(v, to_rl(m, access::rmw), info(l));
     }
     T fetch_add(T v, std::memory_order m = std::memory_order_seq_cst,
                 call_site l = {}) noexcept {
-      return a_.fetch_add(v, to_rl(m), info(l));
+      return a_.fetch_add(v, to_rl(m, access::rmw), info(l));
     }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                call_site l = {}) noexcept {
-      return a_.compare_exchange_weak(expected, desired, to_rl(success), info(l), to_rl(failure), info(l));
+      return a_.compare_exchange_weak(expected, desired, to_rl(success, access::rmw), info(l), to_rl(failure, access::cas_failure), info(l));
     }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
                                call_site l = {}) noexcept {
@@ -90,7 +108,7 @@ struct relacy_atomics_t {
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                  call_site l = {}) noexcept {
-      return a_.compare_exchange_strong(expected, desired, to_rl(success), info(l), to_rl(failure), info(l));
+      return a_.compare_exchange_strong(expected, desired, to_rl(success, access::rmw), info(l), to_rl(failure, access::cas_failure), info(l));
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
                                  call_site l = {}) noexcept {
