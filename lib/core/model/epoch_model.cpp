@@ -27,6 +27,7 @@
 //   completed w/o release   collect_locked's store of `completed` relaxed: a heap allocation on
 //                           another stream that sees the epoch resolved is not ordered after the
 //                           event, so its reuse races with S's kernel
+//   resolved() w/o acquire  the same race from the reader's side
 #include "core/model/model_check.hpp"
 
 namespace cudapool::core::model {
@@ -141,6 +142,7 @@ struct epoch_model : rl::test_suite<epoch_model<Close, Atomics>, 4> {
 };
 
 using dropped = relacy_atomics_t<weakening::release_dropped>;
+using load_acquire_dropped = relacy_atomics_t<weakening::load_acquire_dropped>;
 
 }  // namespace
 }  // namespace cudapool::core::model
@@ -155,5 +157,7 @@ int main() {
       "epochs: event recorded after unlocking (CUB DeviceFree race)", rl::test_result_data_race, 100000);
   m.seeded<epoch_model<close_order::record_then_publish, dropped>>(
       "epochs: collect_locked's store of completed without release", rl::test_result_data_race, 100000);
+  m.seeded<epoch_model<close_order::record_then_publish, load_acquire_dropped>>(
+      "epochs: stream_tag::resolved()'s load without acquire", rl::test_result_data_race, 100000);
   return m.exit_code();
 }
