@@ -92,6 +92,25 @@ struct block_entry {
 };
 static_assert(sizeof(block_entry) == 16);
 
+// live -> `to` on a block's state word (pool_core::retire; written here once so that the model
+// test core/model/retire_model.cpp checks this code with Relacy's atomics). By CAS when
+// atomic_check: of two racing frees of one block exactly one returns true. Without it a load and a
+// store: a sequential double free is still caught, two racing ones may both return true. On
+// success `was` holds the live state word (its requested bytes).
+template <class Meta>
+[[nodiscard, gnu::always_inline]] inline bool retire_meta(Meta& meta, block_state to, bool atomic_check,
+                                                        std::uint32_t& was) noexcept {
+  std::uint32_t m = meta.load(std::memory_order_relaxed);
+  if (block_entry::state_of(m) != block_state::live) return false;
+  if (!atomic_check) [[unlikely]] {
+    meta.store(block_entry::pack(to, 0), std::memory_order_relaxed);
+  } else if (!meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
+    return false;
+  }
+  was = m;
+  return true;
+}
+
 using block_table = segmented_table<block_entry>;
 
 // A free block with its device address: what per-thread caches hold, so that allocate returns the

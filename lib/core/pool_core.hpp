@@ -119,14 +119,8 @@ class pool_core {
   // caught, two racing frees of one block may both pass. For a block found by lookup()
   // (r.what == block).
   [[nodiscard, gnu::always_inline]] bool retire(const lookup_result& r, block_state to) noexcept {
-    block_entry& e = *r.entry;
-    std::uint32_t m = e.meta.load(std::memory_order_relaxed);
-    if (block_entry::state_of(m) != block_state::live) return false;
-    if (!atomic_free_check_) [[unlikely]] {
-      e.meta.store(block_entry::pack(to, 0), std::memory_order_relaxed);
-    } else if (!e.meta.compare_exchange_strong(m, block_entry::pack(to, 0), std::memory_order_acq_rel)) {
-      return false;
-    }
+    std::uint32_t m = 0;
+    if (!retire_meta(r.entry->meta, to, atomic_free_check_, m)) return false;
     counters_.add(free_counter(r.cls), 1, requested_counter,
                   -static_cast<std::int64_t>(m & block_entry::bytes_mask));
     return true;

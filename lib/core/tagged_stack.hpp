@@ -6,7 +6,8 @@
 // head may read its stale `next` harmlessly: the tag, bumped by every
 // successful pop, makes its CAS fail. Pushes keep the tag: the head can only return to an index
 // it held before through a pop, which changed the tag (the ABA problem is a pop-push-pop race).
-// With TagBits = 0 (tests only) the classic ABA corruption is reproducible.
+// With TagBits = 0 (tests only) the classic ABA corruption is reproducible. Atomics is the atomics
+// policy (atomics.hpp): std::atomic, or Relacy's in the model test (core/model/tagged_stack_model.cpp).
 //
 // Races tolerated and why: a popper reads `next` of a block another thread may already have popped,
 // handed out and pushed again; the value may be anything the table held, and the CAS on the tagged
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/atomics.hpp"
 #include "core/block_table.hpp"
 #include "cudapool/options.hpp"
 
@@ -55,7 +57,7 @@ struct no_stack_hook {
   static void between_read_and_cas() noexcept {}
 };
 
-template <unsigned TagBits = 32, class Hook = no_stack_hook>
+template <unsigned TagBits = 32, class Hook = no_stack_hook, class Atomics = std_atomics>
 class tagged_stack {
   static_assert(TagBits <= 32);
 
@@ -119,7 +121,8 @@ class tagged_stack {
   }
 
   // Thread-safe and lock-free: pop_all(), then a private walk to find the tail and count.
-  [[nodiscard]] block_chain take_all(block_table& t) noexcept {
+  template <class Table>
+  [[nodiscard]] block_chain take_all(Table& t) noexcept {
     block_chain chain;
     chain.head = pop_all();
     for (block_index b = chain.head; b != no_block; b = t[b].next.load(std::memory_order_relaxed)) {
@@ -148,7 +151,7 @@ class tagged_stack {
   static constexpr block_index index_of(std::uint64_t h) noexcept { return static_cast<block_index>(h); }
   static constexpr std::uint64_t tag_of(std::uint64_t h) noexcept { return h >> 32; }
 
-  std::atomic<std::uint64_t> head_{pack(no_block, 0)};
+  typename Atomics::template atomic<std::uint64_t> head_{pack(no_block, 0)};
 };
 
 }  // namespace cudapool::core

@@ -1,0 +1,125 @@
+// relacy_atomics.hpp - the atomics policy (core/atomics.hpp) of the model tests: atomic<T> has
+// std::atomic's interface and forwards every call to Relacy's rl::atomic<T>, so Relacy explores the
+// interleavings and the relaxed-memory outcomes of the library's own code.
+//
+// Included by model_check.hpp, after <relacy/relacy.hpp> and the #undef of its macros. Each call
+// records the caller's source location, so Relacy's histories name the line of the algorithm, not
+// of this wrapper.
+//
+// Weakening is how a test seeds a memory-order bug without copying the algorithm:
+//   none                  the orders as written
+//   release_dropped       release -> relaxed, acq_rel -> acquire, everywhere (publication lost)
+//   load_acquire_dropped  acquire loads relaxed
+//   rmw_acquire_dropped   the acquire of read-modify-writes (a CAS's success order) dropped
+//   cas_failure_relaxed   a CAS's failure order relaxed
+//   all_relaxed           every order relaxed (atomicity kept, ordering lost)
+#pragma once
+
+#include <atomic>
+
+namespace cudapool::core::model {
+
+enum class weakening {
+  none,
+  release_dropped,
+  load_acquire_dropped,
+  rmw_acquire_dropped,
+  cas_failure_relaxed,
+  all_relaxed
+};
+
+template <weakening W>
+struct relacy_atomics_t {
+  enum class access { load, store, rmw, cas_failure };
+
+  static constexpr std::memory_order weaken(std::memory_order m, access a) noexcept {
+    using enum std::memory_order;
+    switch (W) {
+      case weakening::none: return m;
+      case weakening::release_dropped: return m == release ? relaxed : m == acq_rel ? acquire : m;
+      case weakening::load_acquire_dropped: return a == access::load && m == acquire ? relaxed : m;
+      case weakening::rmw_acquire_dropped:
+        return a != access::rmw ? m : m == acquire ? relaxed : m == acq_rel ? release : m;
+      case weakening::cas_failure_relaxed: return a == access::cas_failure ? relaxed : m;
+      case weakening::all_relaxed: return relaxed;
+    }
+    return m;
+  }
+  static rl::memory_order to_rl(std::memory_order m, access a) noexcept {
+    switch (weaken(m, a)) {
+      case std::memory_order_relaxed: return rl::mo_relaxed;
+      case std::memory_order_consume: return rl::mo_consume;
+      case std::memory_order_acquire: return rl::mo_acquire;
+      case std::memory_order_release: return rl::mo_release;
+      case std::memory_order_acq_rel: return rl::mo_acq_rel;
+      case std::memory_order_seq_cst: return rl::mo_seq_cst;
+    }
+    return rl::mo_seq_cst;
+  }
+  // The failure order std::atomic derives for a compare_exchange given one order.
+  static constexpr std::memory_order failure_of(std::memory_order m) noexcept {
+    if (m == std::memory_order_acq_rel) return std::memory_order_acquire;
+    if (m == std::memory_order_release) return std::memory_order_relaxed;
+    return m;
+  }
+  // The caller's location, as std::source_location::current() would give it (which clang 14 with
+  // libstdc++ 12 lacks): the builtins in a default argument name the call that uses it.
+  struct call_site {
+    const char* function;
+    const char* file;
+    unsigned line;
+    // NOLINTNEXTLINE: implicit, so that `call_site l = {}` is the caller's location
+    call_site(const char* fn = __builtin_FUNCTION(), const char* f = __builtin_FILE(), unsigned n = __builtin_LINE())
+        : function(fn), file(f), line(n) {}
+  };
+  static rl::debug_info info(const call_site& l) noexcept { return rl::debug_info(l.function, l.file, l.line); }
+
+  template <class T>
+  class atomic {
+   public:
+    atomic() = default;
+    atomic(T v) : a_(v) {}  // NOLINT: as std::atomic's converting constructor
+    atomic(const atomic&) = delete;
+    atomic& operator=(const atomic&) = delete;
+
+    T load(std::memory_order m = std::memory_order_seq_cst,
+           call_site l = {}) const noexcept {
+      return a_.load(to_rl(m, access::load), info(l));
+    }
+    void store(T v, std::memory_order m = std::memory_order_seq_cst,
+               call_site l = {}) noexcept {
+      a_.store(v, to_rl(m, access::store), info(l));
+    }
+    T exchange(T v, std::memory_order m = std::memory_order_seq_cst,
+               call_site l = {}) noexcept {
+      return a_.exchange(v, to_rl(m, access::rmw), info(l));
+    }
+    T fetch_add(T v, std::memory_order m = std::memory_order_seq_cst,
+                call_site l = {}) noexcept {
+      return a_.fetch_add(v, to_rl(m, access::rmw), info(l));
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                               call_site l = {}) noexcept {
+      return a_.compare_exchange_weak(expected, desired, to_rl(success, access::rmw), info(l), to_rl(failure, access::cas_failure), info(l));
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
+                               call_site l = {}) noexcept {
+      return compare_exchange_weak(expected, desired, m, failure_of(m), l);
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                 call_site l = {}) noexcept {
+      return a_.compare_exchange_strong(expected, desired, to_rl(success, access::rmw), info(l), to_rl(failure, access::cas_failure), info(l));
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order m = std::memory_order_seq_cst,
+                                 call_site l = {}) noexcept {
+      return compare_exchange_strong(expected, desired, m, failure_of(m), l);
+    }
+
+   private:
+    rl::atomic<T> a_;
+  };
+};
+
+using relacy_atomics = relacy_atomics_t<weakening::none>;
+
+}  // namespace cudapool::core::model
