@@ -357,6 +357,7 @@ void pool_core::order_after(stream_ref waiter, stream_ref producer) {
   }
   backend_->release_event(e);
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
+  stream_waits_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void pool_core::flush_stream(stream_ref s) {
@@ -518,6 +519,7 @@ pool_stats pool_core::stats() const {
   st.ooms = ooms_.load(std::memory_order_relaxed);
   st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
   st.events_recorded = events_recorded_.load(std::memory_order_relaxed);
+  st.stream_waits = stream_waits_.load(std::memory_order_relaxed);
   st.epochs_reclaimed = epochs_reclaimed_.load(std::memory_order_relaxed);
   return st;
 }

@@ -313,6 +313,7 @@ class pool_core {
   std::atomic<std::uint64_t> ooms_{0};
   std::atomic<std::uint64_t> invalid_frees_{0};
   std::atomic<std::uint64_t> events_recorded_{0};
+  std::atomic<std::uint64_t> stream_waits_{0};
   std::atomic<std::uint64_t> epochs_reclaimed_{0};
 
   std::unique_ptr<diagnostics> debug_;  // after everything it may call into

@@ -29,7 +29,7 @@ std::string to_json(const pool_stats& s) {
     << ",\"allocs\":" << s.allocs << ",\"frees\":" << s.frees << ",\"grows\":" << s.grows
     << ",\"trims\":" << s.trims << ",\"ooms\":" << s.ooms << ",\"invalid_frees\":" << s.invalid_frees
     << ",\"events_recorded\":" << s.events_recorded << ",\"epochs_reclaimed\":" << s.epochs_reclaimed
-    << ",\"pending_epochs\":" << s.pending_epochs;
+    << ",\"stream_waits\":" << s.stream_waits << ",\"pending_epochs\":" << s.pending_epochs;
   const heap_stats& h = s.heap;
   o << ",\"heap\":{\"virtual_memory\":" << (h.virtual_memory ? "true" : "false") << ",\"page_bytes\":" << h.page_bytes
     << ",\"mapped_bytes\":" << h.mapped_bytes << ",\"peak_mapped_bytes\":" << h.peak_mapped_bytes

@@ -77,6 +77,9 @@ struct pool_stats {
   std::uint64_t ooms = 0;
   std::uint64_t invalid_frees = 0;
   std::uint64_t events_recorded = 0;  // epochs closed (one event each)
+  // Device-side waits of one stream on another (an event recorded on one stream and waited on by
+  // another): a steal under memory pressure, record_stream. Each one can serialise two streams.
+  std::uint64_t stream_waits = 0;
   std::uint64_t epochs_reclaimed = 0;
   std::size_t pending_epochs = 0;     // closed epochs whose event has not been seen complete
 };
