@@ -81,6 +81,7 @@ TYPED_TEST(Resource, StreamOrderedFreeWaitsForItsStream) {
     const stream_ref t = this->device_->create_stream();
     this->device_->pause(s);
     void* a = ref.allocate_async(4096, 256, to_cuda_stream(s));
+    this->device_->fill(s, a, 4096, 0x5);  // s is behind: its work on a is pending
     ref.deallocate_async(a, 4096, 256, to_cuda_stream(s));
     void* on_t = ref.allocate_async(4096, 256, to_cuda_stream(t));
     EXPECT_NE(on_t, a);

@@ -357,6 +357,11 @@ class cuda_backend final : public backend {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device_);
   }
 
+  [[nodiscard]] bool query_stream(stream_ref s) override {
+    device_guard guard(device_);
+    return not_ready_or_throw(cudaStreamQuery(to_cuda(s)), "cudaStreamQuery");
+  }
+
   // ---- events ----
 
   [[nodiscard]] event_handle acquire_event() override {
@@ -395,9 +400,13 @@ class cuda_backend final : public backend {
 
   [[nodiscard]] bool query(event_handle e) override {
     device_guard guard(device_);
-    const cudaError_t status = cudaEventQuery(to_cuda(e));
+    return not_ready_or_throw(cudaEventQuery(to_cuda(e)), "cudaEventQuery");
+  }
+
+  // A query's status: true for cudaSuccess, false for cudaErrorNotReady; throws for any other.
+  bool not_ready_or_throw(cudaError_t status, const char* call) const {
     if (status == cudaSuccess) return true;
-    if (status != cudaErrorNotReady) throw_cuda_error("cudaEventQuery", status, device_);
+    if (status != cudaErrorNotReady) throw_cuda_error(call, status, device_);
     // Not an error, but clear it if the runtime kept it as one; leave any other error in place.
     if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
     return false;

@@ -288,6 +288,7 @@ class sim_stream {
 
   // Thread-safe.
   void enqueue(stream_op op) {
+    enqueued_.fetch_add(1, std::memory_order_relaxed);
     auto* node = new op_node{std::move(op)};
     // acq_rel: the producer of `prev` initialized it, and the next producer writes into `node`.
     op_node* prev = head_.exchange(node, std::memory_order_acq_rel);
@@ -295,6 +296,15 @@ class sim_stream {
     prev->linked.store(1, std::memory_order_release);
     // From here the worker may free `prev`; FUTEX_WAKE only hashes the address, never reads it.
     futex_wake_all(prev->linked);
+  }
+
+  // Thread-safe. True once everything enqueued before the call has run. The acquire pairs with
+  // the worker's release after each operation: the host is ordered after the work, as by
+  // synchronize(). (An operation enqueued concurrently may or may not be counted: it is not
+  // "before the call".)
+  [[nodiscard]] bool idle() const noexcept {
+    const std::uint64_t enqueued = enqueued_.load(std::memory_order_relaxed);
+    return completed_.load(std::memory_order_acquire) >= enqueued;
   }
 
   // Thread-safe. Returns once everything enqueued before the call has run.
@@ -332,7 +342,12 @@ class sim_stream {
       // The node stays as the queue's stub until the next one is linked.
       for (std::uint32_t seen; (seen = paused_.load(std::memory_order_relaxed)) != 0;) futex_wait(paused_, seen);
       inject_latency();
+      // A signal counts as completed before it wakes its waiter: idle() right after a
+      // synchronize() is true.
+      const bool signal = std::holds_alternative<signal_op>(tail_->op);
+      if (signal) completed_.fetch_add(1, std::memory_order_release);
       execute(tail_->op);
+      if (!signal) completed_.fetch_add(1, std::memory_order_release);
     }
   }
 
@@ -394,6 +409,8 @@ class sim_stream {
   op_node* tail_ = new op_node{stop_op{}};     // only the worker (and the destructor, after join)
   std::atomic<op_node*> head_{tail_};          // host threads in enqueue()
   std::atomic<std::uint32_t> paused_{0};       // written by pause/resume, read by the worker
+  std::atomic<std::uint64_t> enqueued_{0};     // operations enqueued (host threads)
+  std::atomic<std::uint64_t> completed_{0};    // operations run (the worker; release)
 
   std::thread worker_;  // last: starts after every field above is initialized
 };
@@ -592,6 +609,7 @@ class sim_backend_impl final : public sim_backend {
   [[nodiscard]] std::uint64_t stream_id(stream_ref s) override { return resolve(s).id(); }
 
   void synchronize(stream_ref s) override { resolve(s).synchronize(); }
+  [[nodiscard]] bool query_stream(stream_ref s) override { return resolve(s).idle(); }
 
   void synchronize_device() override {
     std::vector<std::shared_ptr<sim_stream>> all{default_stream_};

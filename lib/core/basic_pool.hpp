@@ -18,8 +18,9 @@
 //   block_index pop(size_class, stream_ref) noexcept;      // allocate on a stream
 //   void push(size_class, block_index, stream_ref) noexcept;  // stream-ordered free: no epoch,
 //                                                          //   the stream's own order protects it
-//   block_index steal(size_class, stream_ref);             // pressure: from another stream, behind
-//                                                          //   a device-side wait, no host sync
+//   block_index steal(size_class, stream_ref, steal_mode); // from another stream: `completed`
+//                                                          //   ones only (no wait), or `ordered`
+//                                                          //   behind a device-side wait
 //
 // Optional, any FreeLists: free_block take(size_class) and void put(size_class, free_block), the
 // hot pop and push of lists that keep each free block's address (per-thread caches); basic_pool
@@ -56,7 +57,7 @@ template <class L>
 concept stream_partitioned = requires(L& l, core::size_class c, block_index b, stream_ref s) {
   { l.pop(c, s) } -> std::same_as<block_index>;
   l.push(c, b, s);
-  { l.steal(c, s) } -> std::same_as<block_index>;
+  { l.steal(c, s, core::steal_mode::completed) } -> std::same_as<block_index>;
 };
 
 template <class L>
@@ -352,10 +353,12 @@ class basic_pool final : private core::free_list_sink {
   }
 
   // The slow path, in order: reuse completed stream-ordered frees; close open epochs and look
-  // again; [stream-partitioned lists: take blocks from another stream behind a device-side wait,
-  // then, only if frees are pending, wait for them]; grow; then wait for all pending frees and
-  // give free slabs of other classes back to the backend, and try once more. Returns a block for
-  // the caller, or no_block.
+  // again; [stream-partitioned lists: take blocks of another stream that has completed its work,
+  // no wait]; grow (under byte_limit; not past the release threshold for stream-partitioned
+  // lists); [stream-partitioned: only now, under pressure, take blocks of another stream behind a
+  // device-side wait, then wait for pending frees]; then wait for all pending frees and give free
+  // slabs of other classes back to the backend, and try once more. No stream waits on another
+  // while memory can be had otherwise. Returns a block for the caller, or no_block.
   [[gnu::noinline]] block_index refill(size_class c, stream_ref s) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (core_.reclaim(*this) > 0) {
@@ -366,31 +369,16 @@ class basic_pool final : private core::free_list_sink {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
       if constexpr (stream_partitioned<FreeLists>) {
-        if (block_index b = lists_.steal(c, s); b != no_block) return b;
+        if (block_index b = lists_.steal(c, s, core::steal_mode::completed); b != no_block) return b;
+        if (!core_.over_release_threshold()) {
+          if (block_index b = grow_class(c, s); b != no_block) return b;
+        }
+        if (block_index b = lists_.steal(c, s, core::steal_mode::ordered); b != no_block) return b;
         if (core_.wait_pending(*this) > 0) {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
       }
-      for (;;) {
-        const std::uint64_t seen = core_.growth_generation(c);
-        if (block_index b = pop(c, s); b != no_block) return b;
-        const core::pool_core::grow_result g = core_.grow(c, seen);
-        if (g.raced) continue;
-        if (g.chain.empty()) break;
-        if constexpr (stream_partitioned<FreeLists>) {
-          // Through the shared lists, so that the stream's partition takes its batch of the new
-          // slab (one for this caller, the rest for later allocations on s).
-          lists_.push_chain(c, g.chain);
-          maybe_release();
-          continue;
-        }
-        const block_index b = g.chain.head;
-        if (g.chain.count > 1) {
-          lists_.push_chain(c, {core_.blocks()[b].next.load(std::memory_order_relaxed), g.chain.tail, g.chain.count - 1});
-        }
-        maybe_release();
-        return b;
-      }
+      if (block_index b = grow_class(c, s); b != no_block) return b;
       if (attempt == 0) {
         core_.wait_pending(*this);
         if (block_index b = pop(c, s); b != no_block) return b;
@@ -399,6 +387,31 @@ class basic_pool final : private core::free_list_sink {
     }
     core_.count_oom();
     return no_block;
+  }
+
+  // Growth of class c (a new slab) until a block is had for the caller; no_block when the heap
+  // cannot grow.
+  block_index grow_class(size_class c, stream_ref s) {
+    for (;;) {
+      const std::uint64_t seen = core_.growth_generation(c);
+      if (block_index b = pop(c, s); b != no_block) return b;
+      const core::pool_core::grow_result g = core_.grow(c, seen);
+      if (g.raced) continue;
+      if (g.chain.empty()) return no_block;
+      if constexpr (stream_partitioned<FreeLists>) {
+        // Through the shared lists, so that the stream's partition takes its batch of the new
+        // slab (one for this caller, the rest for later allocations on s).
+        lists_.push_chain(c, g.chain);
+        maybe_release();
+        continue;
+      }
+      const block_index b = g.chain.head;
+      if (g.chain.count > 1) {
+        lists_.push_chain(c, {core_.blocks()[b].next.load(std::memory_order_relaxed), g.chain.tail, g.chain.count - 1});
+      }
+      maybe_release();
+      return b;
+    }
   }
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their

@@ -39,6 +39,10 @@ const pool_options& validated(const pool_options& o) {
     fail("slab_bytes (" + std::to_string(o.slab_bytes) + ") must be >= the largest class (" +
          std::to_string(largest) + ")");
   }
+  if (o.first_slab_bytes == 0 || o.first_slab_bytes % slab_alignment != 0 || o.first_slab_bytes > o.slab_bytes) {
+    fail("first_slab_bytes must be a nonzero multiple of 64 KiB and <= slab_bytes, got " +
+         std::to_string(o.first_slab_bytes));
+  }
   if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
   if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
   if (!(o.remap_ratio == 0.0 || o.remap_ratio >= 1.0)) {
@@ -69,6 +73,7 @@ pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& optio
       variant_(variant),
       heap_(*backend_, heap_config(options_)) {
   class_state_ = std::make_unique<class_state[]>(classes_.count());
+  for (size_class c = 0; c < classes_.count(); ++c) class_state_[c].next_frame_bytes = first_frame_bytes(c);
   epoch_shards_ = std::make_unique<epoch_shard[]>(epoch_shard_count);
   for (std::size_t i = 0; i < epoch_shard_count; ++i) epoch_shards_[i].pending_blocks.assign(classes_.count(), 0);
   debug_ = diagnostics::make(options_, *backend_);
@@ -162,20 +167,38 @@ std::size_t pool_core::trim_heap() { return heap_.trim(); }
 
 // ---- growth and trim ------------------------------------------------------------------------
 
+std::size_t pool_core::first_frame_bytes(size_class c) const noexcept {
+  return std::min(options_.slab_bytes, std::max(options_.first_slab_bytes, round_up(classes_.bytes(c), slab_alignment)));
+}
+
 pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
   std::lock_guard lock(growth_mutex_);
   class_state& cs = class_state_[c];
   if (cs.generation.load(std::memory_order_relaxed) != seen) return {{}, true};
-  void* frame = heap_.allocate(options_.slab_bytes, slab_alignment, segment_heap::kind::slab, {}, true);
+  // A released descriptor is re-bound to a frame of its own size; a new one takes the class's next
+  // size, which then doubles. Free heap memory comes before new pages: without growth a new
+  // descriptor may take a smaller frame (down to the class's first size) that fits a free range.
+  const bool rebind = !cs.released.empty();
+  std::size_t frame_bytes = rebind ? slabs_[cs.released.back()].frame_bytes : cs.next_frame_bytes;
+  void* frame = heap_.allocate(frame_bytes, slab_alignment, segment_heap::kind::slab, {}, false);
+  if (frame == nullptr && !rebind) {
+    const std::size_t smallest = first_frame_bytes(c);
+    for (std::size_t b = frame_bytes / 2; frame == nullptr && b >= smallest; b /= 2) {
+      const std::size_t rounded = round_up(std::max(b, smallest), slab_alignment);
+      frame = heap_.allocate(rounded, slab_alignment, segment_heap::kind::slab, {}, false);
+      if (frame != nullptr) frame_bytes = rounded;
+    }
+  }
+  if (frame == nullptr) frame = heap_.allocate(frame_bytes, slab_alignment, segment_heap::kind::slab, {}, true);
   if (frame == nullptr) return {};
 
   const auto block_bytes = static_cast<std::uint32_t>(classes_.bytes(c));
   std::uint32_t id = 0;
-  if (!cs.released.empty()) {
+  if (rebind) {
     id = cs.released.back();
     cs.released.pop_back();
   } else {
-    const auto count = static_cast<std::uint32_t>(options_.slab_bytes / block_bytes);
+    const auto count = static_cast<std::uint32_t>(frame_bytes / block_bytes);
     // A slab's block range stays within one segment of blocks_ when it fits in one (the indices
     // skipped at a segment's end are never used), so lookup() reaches its entries directly.
     constexpr std::size_t seg = block_table::segment_size;
@@ -195,9 +218,11 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     s.reciprocal = ~std::uint64_t{0} / block_bytes + 1;
     s.first_block = static_cast<block_index>(first);
     s.block_count = count;
+    s.frame_bytes = static_cast<std::uint32_t>(frame_bytes);
     s.id = id;
     s.entries = first / seg == (first + count - 1) / seg ? &blocks_[s.first_block] : nullptr;
     block_count_ = static_cast<std::uint32_t>(first + count);
+    cs.next_frame_bytes = std::min(options_.slab_bytes, std::max(cs.next_frame_bytes, 2 * frame_bytes));
   }
   slab_desc& s = slabs_[id];
   const auto base = reinterpret_cast<std::uintptr_t>(frame);
@@ -210,8 +235,8 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
   // Publish: lookups find the slab through the page map (release pairs with find()'s acquire),
   // then read base (release pairs with lookup()'s acquire).
   s.base.store(base, std::memory_order_release);
-  pages_.set(frame, options_.slab_bytes, reinterpret_cast<std::uintptr_t>(&s));
-  if (debug_) debug_->on_chunk_bound(frame, options_.slab_bytes);
+  pages_.set(frame, frame_bytes, reinterpret_cast<std::uintptr_t>(&s));
+  if (debug_) debug_->on_chunk_bound(frame, frame_bytes);
   cs.capacity.fetch_add(s.block_count, std::memory_order_relaxed);
   cs.slabs.fetch_add(1, std::memory_order_relaxed);
   cs.generation.fetch_add(1, std::memory_order_release);
@@ -231,7 +256,7 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
   for (const auto& [id, n] : free_in_slab) {
     if (n == slabs_[id].block_count) victims.push_back(id);
   }
-  std::vector<void*> frames;
+  std::vector<std::pair<void*, std::size_t>> frames;
   class_state& cs = class_state_[c];
   for (std::uint32_t id : victims) {
     slab_desc& s = slabs_[id];
@@ -240,9 +265,9 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
     }
     const auto frame = reinterpret_cast<void*>(s.base.load(std::memory_order_relaxed));
     if (debug_) debug_->on_chunk_released(frame);
-    pages_.set(frame, options_.slab_bytes, 0);
+    pages_.set(frame, s.frame_bytes, 0);
     s.base.store(0, std::memory_order_release);
-    frames.push_back(frame);
+    frames.emplace_back(frame, s.frame_bytes);
     cs.capacity.fetch_sub(s.block_count, std::memory_order_relaxed);
     cs.slabs.fetch_sub(1, std::memory_order_relaxed);
     cs.released.push_back(id);
@@ -264,10 +289,14 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
   }
   if (!rest.empty()) blocks_[rest.tail].next.store(no_block, std::memory_order_relaxed);
   // Under the growth lock, so that a growth that reuses the frame sees it in the heap.
-  for (void* frame : frames) (void)heap_.free(frame, segment_heap::kind::slab, {});
+  std::size_t released = 0;
+  for (const auto& [frame, bytes] : frames) {
+    (void)heap_.free(frame, segment_heap::kind::slab, {});
+    released += bytes;
+  }
   lock.unlock();
   if (!rest.empty()) sink.push_chain(c, rest);
-  return frames.size() * options_.slab_bytes;
+  return released;
 }
 
 // ---- stream-ordered frees -------------------------------------------------------------------
@@ -609,7 +638,7 @@ void pool_core::report_leaks() const {
 void pool_core::debug_allocated(void* p, std::size_t bytes, block_index b, stream_ref s) {
   if (b != no_block) {
     const slab_desc& sd = *reinterpret_cast<const slab_desc*>(pages_.find(p));
-    debug_->on_alloc(p, bytes, reinterpret_cast<void*>(sd.base.load(std::memory_order_relaxed)), options_.slab_bytes,
+    debug_->on_alloc(p, bytes, reinterpret_cast<void*>(sd.base.load(std::memory_order_relaxed)), sd.frame_bytes,
                      false, s);
     return;
   }
@@ -721,7 +750,7 @@ oom_report pool_core::exhaustion_report(std::size_t bytes, std::size_t alignment
         all_free = block_entry::state_of(blocks_[s.first_block + i].meta.load(std::memory_order_relaxed)) ==
                    block_state::free;
       }
-      if (all_free) r.releasable_by_trim += options_.slab_bytes;
+      if (all_free) r.releasable_by_trim += s.frame_bytes;
     }
   }
   const std::vector<std::pair<const void*, std::size_t>> heap_pending = heap_.pending_by_stream();

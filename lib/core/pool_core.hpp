@@ -3,7 +3,9 @@
 // Glossary
 //   heap       the pool's device memory (segment_heap): extents over virtual memory reservations
 //              (or backend chunks), split and coalesced. Slabs and large requests are its extents.
-//   frame      slab_bytes of device memory, 64 KiB aligned: an extent of the heap.
+//   frame      a slab's device memory, 64 KiB aligned: an extent of the heap. A class's first frame
+//              is first_slab_bytes (at least one block), each new one twice its last, up to
+//              slab_bytes: a class used once costs 64 KiB, not 2 MiB.
 //   slab       a frame bound to one size class and cut into equal blocks. Its descriptor (id,
 //              class, block index range) is never destroyed: a released slab's descriptor waits
 //              for the next growth of its class and is re-bound to a new frame.
@@ -22,7 +24,7 @@
 // Invariants (at quiescence)
 //   per class: free (variant lists) + cached (variant caches) + pending (epochs) + in_use == capacity
 //   per class: capacity == sum over bound slabs of block_count
-//   reserved (mapped) == bound slabs x slab_bytes + heap free (pending included) + large in use
+//   reserved (mapped) == frames of bound slabs + heap free (pending included) + large in use
 #pragma once
 
 #include <atomic>
@@ -58,6 +60,10 @@ class free_list_sink {
  protected:
   ~free_list_sink() = default;
 };
+
+// How a stream-partitioned variant may take blocks freed on another stream (basic_pool::refill):
+// only where that stream has completed its work (no wait), or behind a device-side wait.
+enum class steal_mode : std::uint8_t { completed, ordered };
 
 struct lookup_result {
   enum class kind : std::uint8_t { block, other } what = kind::other;
@@ -226,6 +232,7 @@ class pool_core {
     std::uint64_t reciprocal = 0;  // ~0 / block_bytes + 1, for lookup()'s division
     block_index first_block = 0;
     std::uint32_t block_count = 0;
+    std::uint32_t frame_bytes = 0;  // the frame it is bound to (every binding the same size)
     std::uint32_t id = 0;  // its index in slabs_
     // &blocks_[first_block], or null when the slab's block range spans two segments of blocks_
     // (grow() avoids that unless a slab has more blocks than a segment holds).
@@ -237,6 +244,7 @@ class pool_core {
     std::atomic<std::size_t> capacity{0};      // blocks; written under the growth lock
     std::atomic<std::size_t> slabs{0};
     std::vector<std::uint32_t> released;       // slab ids to re-bind; GUARDED_BY(growth_mutex_)
+    std::size_t next_frame_bytes = 0;          // of the next new descriptor; GUARDED_BY(growth_mutex_)
   };
 
   // Hot-path counters, one block per thread (thread_counters): allocs and frees per class, and
@@ -303,6 +311,7 @@ class pool_core {
   // is destroyed, so a live handle names one stream.
   static constexpr std::size_t epoch_shard_count = 16;
   [[nodiscard]] epoch_shard& shard_of(stream_ref s) const noexcept;
+  [[nodiscard]] std::size_t first_frame_bytes(size_class c) const noexcept;
   void collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done);
   std::unique_ptr<epoch_shard[]> epoch_shards_;
 

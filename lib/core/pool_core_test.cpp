@@ -135,6 +135,11 @@ TEST(PoolCore, InvalidOptionsAreRejected) {
   o = {};
   o.remap_ratio = 0.5;  // mapped bytes can never be below the bytes in use: refused
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  for (const std::size_t first : {std::size_t{0}, std::size_t{100000}, std::size_t{4} << 20}) {
+    o = {};
+    o.first_slab_bytes = first;  // 0, no multiple of 64 KiB, above slab_bytes
+    EXPECT_THROW(test_pool(device, o), std::invalid_argument) << first;
+  }
   EXPECT_THROW(test_pool(nullptr, {}), std::invalid_argument);
 }
 
@@ -162,6 +167,38 @@ TEST(PoolCore, ReleaseThresholdGivesIdleSlabsBack) {
   void* q = pool.allocate(1024);  // growth: the slow path notices 10 MiB idle > 4 MiB
   EXPECT_LE(pool.stats().reserved_bytes, std::size_t{4} << 20);
   pool.deallocate(q);
+}
+
+// A class's slabs start at first_slab_bytes and double up to slab_bytes: a class used by one block
+// holds 64 KiB, a busy one reaches full slabs after a few growths.
+TEST(PoolCore, SlabsOfAClassDoubleFromTheFirstSize) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device, {});
+  std::vector<void*> ps{pool.allocate(256)};
+  pool_stats s = pool.stats();
+  EXPECT_EQ(s.heap.slab_bytes, std::size_t{64} << 10);
+  EXPECT_EQ(s.classes[0].capacity_blocks, 256u);
+  // 256 B blocks in slabs of 64, 128, 256 KiB (all in the first mapped page).
+  while (ps.size() < 256 + 512 + 1024) ps.push_back(pool.allocate(256));
+  s = pool.stats();
+  EXPECT_EQ(s.classes[0].slabs, 3u);
+  EXPECT_EQ(s.heap.slab_bytes, std::size_t{448} << 10);
+  // ... and on up to 2 MiB, never beyond.
+  while (ps.size() < 40000) ps.push_back(pool.allocate(256));
+  s = pool.stats();
+  EXPECT_LE(s.heap.slab_bytes, s.classes[0].slabs * (std::size_t{2} << 20));
+  EXPECT_GE(s.heap.slab_bytes, std::size_t{40000} * 256);
+  // A class larger than first_slab_bytes starts with one block's worth (rounded to 64 KiB).
+  ps.push_back(pool.allocate(320 << 10));
+  EXPECT_EQ(pool.stats().heap.slab_bytes - s.heap.slab_bytes, std::size_t{320} << 10);
+  for (void* p : ps) pool.deallocate(p);
+  // first_slab_bytes = slab_bytes: every slab is 2 MiB, as before the option.
+  pool_options whole;
+  whole.first_slab_bytes = whole.slab_bytes;
+  test_pool big(device, whole);
+  void* p = big.allocate(256);
+  EXPECT_EQ(big.stats().heap.slab_bytes, whole.slab_bytes);
+  big.deallocate(p);
 }
 
 // lookup() reaches a slab's block entries directly when the slab's index range lies in one segment

@@ -138,9 +138,10 @@ bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept {
 }
 
 std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use) const noexcept {
-  const std::size_t need = bytes + (alignment > granule ? alignment - granule : 0);
+  // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
+  // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
   auto fits = [&](const extent& e) { return round_up(e.base, alignment) + bytes <= e.end(); };
-  unsigned b = bin_of(need);
+  unsigned b = bin_of(bytes);
   for (bool first = true;; first = false) {
     if (!first) {
       // The next non-empty bin above b.

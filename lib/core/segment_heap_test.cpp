@@ -254,6 +254,21 @@ TEST_P(SegmentHeap, ReusesFreedRangesForOtherShapes) {
   for (void* p : live) heap->free(p, kind::large, {});
 }
 
+// An aligned hole of exactly the request's size is found: the search does not skip the bins
+// below size + worst-case padding (a freed 64 KiB-aligned slab frame serves the next slab).
+TEST_P(SegmentHeap, AnAlignedHoleOfExactlyTheSizeIsReused) {
+  auto heap = make();
+  void* a = heap->allocate(128 * kib, page, kind::slab, {}, true);
+  void* b = heap->allocate(128 * kib, page, kind::slab, {}, true);
+  void* c = heap->allocate(128 * kib, page, kind::slab, {}, true);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(heap->free(b, kind::slab, {}), segment_heap::free_result::freed);
+  const std::size_t mapped = heap->stats().mapped_bytes;
+  EXPECT_EQ(heap->allocate(128 * kib, page, kind::slab, {}, false), b);
+  EXPECT_EQ(heap->stats().mapped_bytes, mapped);
+  for (void* p : {a, b, c}) heap->free(p, kind::slab, {});
+}
+
 // remap_ratio: a request that fits no hole takes pages from the holes instead of growing the
 // mapped bytes. Without it, the same pattern maps more.
 TEST_P(SegmentHeap, RemapRatioMovesFreePagesInsteadOfGrowing) {

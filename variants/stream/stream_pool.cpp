@@ -83,16 +83,24 @@ std::size_t stream_free_lists::count(const core::tagged_stack<>& stack, core::si
   return stack.count_unsafe(blocks_, core_.capacity_blocks(c));
 }
 
-block_index stream_free_lists::steal(core::size_class c, stream_ref s) {
+block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::steal_mode mode) {
   partition* mine = find(s);
   for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
     if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
     const core::block_chain chain = take_from(p->stacks[c].stack);
     if (chain.empty()) continue;
     try {
-      // Work enqueued on s from now on runs after everything enqueued on p's stream so far, which
-      // includes every use of these blocks before they were freed there.
-      core_.order_after(s, p->stream);
+      // Take first, then query or order: every block taken was freed (its work enqueued on p's
+      // stream) before the take. A completed stream has run that work; otherwise work enqueued
+      // on s from now on runs after everything enqueued on p's stream so far.
+      if (mode == core::steal_mode::completed) {
+        if (!core_.device().query_stream(p->stream)) {
+          p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
+          continue;
+        }
+      } else {
+        core_.order_after(s, p->stream);
+      }
     } catch (...) {
       p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
       throw;

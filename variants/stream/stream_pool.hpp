@@ -85,9 +85,12 @@ class stream_free_lists {
   [[nodiscard]] std::size_t free_blocks(core::size_class c) const noexcept;
   [[nodiscard]] std::size_t cached_blocks(core::size_class c) const noexcept;
 
-  // Pressure: blocks of class c from another stream's partition, behind a device-side wait of s
-  // on that stream. Returns one; the rest join s's partition.
-  [[nodiscard]] block_index steal(core::size_class c, stream_ref s);
+  // Blocks of class c from another stream's partition; returns one, the rest join s's partition.
+  // steal_mode::completed (before growth): only from a partition whose stream has run everything
+  // enqueued so far (a stream query, no wait): those blocks are free for every stream.
+  // steal_mode::ordered (pressure, after growth failed): from any, behind a device-side wait of s
+  // on that stream (counted in stats().stream_waits), no host sync.
+  [[nodiscard]] block_index steal(core::size_class c, stream_ref s, core::steal_mode mode);
   void record_stream(block_index b, stream_ref s);
   // The same for a large allocation (keyed by its address), and what its free does first: wait, on
   // the device, for the recorded streams (stream-ordered free on *s), or forget them (immediate).

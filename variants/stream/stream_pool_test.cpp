@@ -53,6 +53,7 @@ TEST_F(StreamPool, PressureStealsFromAnotherStreamWithADeviceSideWaitNotAHostSyn
   void* r = pool.allocate(1, b);
   EXPECT_EQ(r, p);
   EXPECT_EQ(pool.stats().events_recorded, 1u);
+  EXPECT_EQ(pool.stats().stream_waits, 1u);  // the only way left: counted
   device->fill(b, r, 1 << 20, 0xB);  // must run after a's fill
   device->resume(a);
   device->synchronize_device();
@@ -84,21 +85,78 @@ TEST_F(StreamPool, PressureReclaimsCompletedEpochsBeforeStealing) {
   pool.retire_stream(a);
 }
 
-TEST_F(StreamPool, PressureWaitsForPendingEpochsBeforeGrowing) {
+// While memory can be had otherwise, no stream waits on another (issue 15: RMM #850's
+// over-synchronisation): a busy stream's free block is left alone and the pool grows.
+TEST_F(StreamPool, GrowsRatherThanWaitOnABusyStream) {
   pool_options o;
-  o.fixed_block_bytes = 1 << 20;  // two blocks per slab
+  o.fixed_block_bytes = 1 << 20;
+  o.first_slab_bytes = o.slab_bytes;  // two blocks per slab
   stream_pool pool(device, o);
   void* p = pool.allocate(1, a);
   void* q = pool.allocate(1, a);
   const std::uint64_t grows = pool.stats().grows;
-  device->spin(a, std::chrono::milliseconds(30));
+  device->pause(a);
+  device->fill(a, p, 1 << 20, 0xA);  // a still uses p
   pool.deallocate(p, a);
-  pool.retire_stream(a);  // p leaves a's partition behind an event that completes after the spin
-  // Nothing to steal, nothing completed: the pool waits for the pending epoch instead of growing.
-  EXPECT_EQ(pool.allocate(1, b), p);
-  EXPECT_EQ(pool.stats().grows, grows);
-  pool.deallocate(p, b);
+  void* r = pool.allocate(1, b);
+  EXPECT_NE(r, p);
+  EXPECT_EQ(pool.stats().grows, grows + 1);
+  EXPECT_EQ(pool.stats().stream_waits, 0u);
+  device->resume(a);
+  pool.deallocate(r, b);
   pool.deallocate(q);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
+// A stream that has run all its work gives its partition's blocks to another stream without a
+// wait and without growth (a stream query, no event).
+TEST_F(StreamPool, AnIdleStreamsBlocksServeAnotherWithoutAWait) {
+  pool_options o;
+  o.fixed_block_bytes = 1 << 20;
+  o.first_slab_bytes = o.slab_bytes;  // two blocks per slab
+  stream_pool pool(device, o);
+  void* p = pool.allocate(1, a);
+  void* q = pool.allocate(1, a);
+  device->fill(a, p, 1 << 20, 0xA);
+  pool.deallocate(p, a);
+  device->synchronize(a);
+  const pool_stats before = pool.stats();
+  void* r = pool.allocate(1, b);
+  EXPECT_EQ(r, p);
+  const pool_stats after = pool.stats();
+  EXPECT_EQ(after.grows, before.grows);
+  EXPECT_EQ(after.stream_waits, 0u);
+  EXPECT_EQ(after.events_recorded, before.events_recorded);
+  pool.deallocate(r, b);
+  pool.deallocate(q);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
+// Under a byte limit that leaves no other way, the pool still serves: it waits (on the device)
+// rather than fail.
+TEST_F(StreamPool, UnderAByteLimitItWaitsRatherThanFail) {
+  pool_options o;
+  o.fixed_block_bytes = 1 << 20;
+  o.byte_limit = 2 << 20;
+  stream_pool pool(device, o);
+  void* p = pool.allocate(1, a);
+  void* q = pool.allocate(1, a);
+  device->spin(a, std::chrono::milliseconds(30));
+  device->fill(a, p, 1 << 20, 0xA);
+  pool.deallocate(p, a);
+  void* r = pool.allocate(1, b);
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(pool.stats().ooms, 0u);
+  EXPECT_EQ(pool.stats().stream_waits, 1u);
+  device->fill(b, r, 1 << 20, 0xB);  // after a's fill, through the device-side wait
+  device->synchronize_device();
+  device->verify(b, r, 1 << 20, 0xB);
+  EXPECT_EQ(device->verification_report().mismatched_ranges, 0u);
+  pool.deallocate(r, b);
+  pool.deallocate(q);
+  pool.retire_stream(a);
   pool.retire_stream(b);
 }
 
@@ -179,7 +237,9 @@ TEST_F(StreamPool, RetiredStreamLeavesNothingStrandedAndAReusedHandleStartsAfres
 // An empty partition takes a batch of consecutive blocks from the shared stack, so that streams
 // used by different threads do not share host entry cache lines block by block.
 TEST_F(StreamPool, AnEmptyPartitionTakesABatchFromTheSharedStack) {
-  stream_pool pool(device);
+  pool_options o;
+  o.first_slab_bytes = o.slab_bytes;  // one slab of 512 blocks: b's batch comes from the shared stack
+  stream_pool pool(device, o);
   void* pa = pool.allocate(4096, a);
   void* pb = pool.allocate(4096, b);
   const pool_stats st = pool.stats();
@@ -195,6 +255,7 @@ TEST_F(StreamPool, AnEmptyPartitionTakesABatchFromTheSharedStack) {
 TEST_F(StreamPool, OutOfMemorySaysWhereTheMemoryIs) {
   pool_options o;
   o.byte_limit = 2 << 20;
+  o.first_slab_bytes = o.slab_bytes;  // p and q share one slab: freeing p releases nothing
   stream_pool pool(device, o);
   void* p = pool.allocate(1 << 20, a);
   void* q = pool.allocate(1 << 20, a);

@@ -85,6 +85,9 @@ class backend {
   [[nodiscard]] virtual std::uint64_t stream_id(stream_ref s) = 0;
   virtual void synchronize(stream_ref s) = 0;
   virtual void synchronize_device() = 0;
+  // True once all work enqueued on s so far has completed (no wait; cudaStreamQuery). The host is
+  // then ordered after that work, as after synchronize(s).
+  [[nodiscard]] virtual bool query_stream(stream_ref s) = 0;
 
   // Events come from a pool: acquire/release never create or destroy a native event per use.
   [[nodiscard]] virtual event_handle acquire_event() = 0;

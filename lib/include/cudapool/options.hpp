@@ -32,6 +32,11 @@ struct pool_options {
   // at least the largest class and a multiple of 64 KiB. Without virtual memory it is also the
   // granularity of the backend chunks the heap takes.
   std::size_t slab_bytes = std::size_t{2} << 20;
+  // The first slab of a class is this size (rounded up to hold one block), each new slab of the
+  // class twice the class's last one, up to slab_bytes: a class used by a few blocks holds 64 KiB,
+  // not 2 MiB, and a busy class reaches full slabs after a few growths. A multiple of 64 KiB,
+  // <= slab_bytes; = slab_bytes: every slab slab_bytes.
+  std::size_t first_slab_bytes = std::size_t{64} << 10;
 
   // The heap's device memory: virtual memory where the backend has it (one address reservation,
   // pages mapped on demand and unmapped by trim, like PyTorch's expandable segments), else backend
