@@ -1,6 +1,8 @@
 // workloads.cpp - see workloads.hpp for what each workload measures.
 #include "workloads.hpp"
 
+#include "fit_floor.hpp"
+
 #include "lockfree/lockfree_pool.hpp"
 #include "mutex/mutex_pool.hpp"
 #include "stream/stream_pool.hpp"
@@ -19,6 +21,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -494,6 +497,17 @@ void streams(benchmark::State& state, run_context& ctx, const allocator_config& 
   });
 }
 
+// best_fit_floor of a trace at 2 MiB pages, computed once per trace (every allocator's replay
+// reports it).
+std::size_t floor_of(const trace& t) {
+  static std::mutex m;
+  static std::map<const trace*, std::size_t> floors;
+  std::lock_guard lock(m);
+  auto [it, fresh] = floors.try_emplace(&t, 0);
+  if (fresh) it->second = best_fit_floor(t, std::size_t{2} << 20);
+  return it->second;
+}
+
 void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t, bool ordered) {
   run_options options;
   options.home_streams = false;
@@ -543,6 +557,11 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
     if (const auto reserved = c.alloc->peak_reserved_bytes()) {
       state.counters["peak_reserved_MiB"] = static_cast<double>(*reserved) / mib;
       if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(*reserved) / static_cast<double>(live);
+    }
+    // The floor of non-moving best fit at 2 MiB pages (fit_floor.hpp), for whole passes.
+    if (live > 0 && replayed >= n) {
+      state.counters["floor_over_live"] =
+          static_cast<double>(floor_of(t)) / static_cast<double>(t.peak_live);
     }
   });
 }

@@ -137,10 +137,13 @@ bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept {
   return t.resolved();
 }
 
-std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use) const noexcept {
+std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
-  auto fits = [&](const extent& e) { return round_up(e.base, alignment) + bytes <= e.end(); };
+  auto fits = [&](const extent& e) {
+    if (!wilderness && e.next != none && extents_[e.next].st == state::unmapped) return false;
+    return round_up(e.base, alignment) + bytes <= e.end();
+  };
   unsigned b = bin_of(bytes);
   for (bool first = true;; first = false) {
     if (!first) {
@@ -365,11 +368,16 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   const std::size_t size = round_up(bytes, granule);
   alignment = std::max(alignment, granule);
   std::lock_guard lock(mutex_);
-  std::uint32_t id = find_fit(size, alignment, use);
+  // Wilderness last (dlmalloc's rule): a free range at the top of the mapped pages serves only
+  // what fits no hole below it, so that it stays whole for the next large request instead of
+  // being carved by small ones while holes stay empty. On the CNN trace with a batch drawn per
+  // step, best fit without this rule reserved 1.31x the live peak, with it 1.05x.
+  std::uint32_t id = find_fit(size, alignment, use, false);
   if (id == none && !pending_.empty()) {
     resolve_completed();
-    id = find_fit(size, alignment, use);
+    id = find_fit(size, alignment, use, false);
   }
+  if (id == none) id = find_fit(size, alignment, use, true);
   if (id == none && may_grow && config_.allow_growth) {
     id = page_ != 0 ? grow(size, alignment, use) : grow_chunk(size, alignment);
   }

@@ -177,7 +177,9 @@ class segment_heap {
   static unsigned bin_of(std::size_t bytes) noexcept;
 
   // All private functions run under mutex_.
-  std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use) const noexcept;
+  // The best-fitting free extent the caller may use, or none. wilderness = false leaves out the
+  // free extents that end at unmapped address space (the top of a segment's mapped pages).
+  std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
   std::uint32_t grow(std::size_t bytes, std::size_t alignment, stream_use use);
   std::uint32_t grow_chunk(std::size_t bytes, std::size_t alignment);
   std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
