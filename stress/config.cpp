@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "format.hpp"
+#include "peers.hpp"
 #include "registry.hpp"
 
 namespace cudapool::stress {
@@ -168,6 +169,27 @@ size_spec parse_size_spec(std::string_view text) {
   throw config_error("--sizes: unknown size spec '" + spec.text + "' (expected fixed:BYTES, classes, mixed or trace:FILE)");
 }
 
+namespace {
+
+// A peer runs where it has a device (the CUDA backend) and as it is (no fault decorators).
+void validate_peer(const stress_config& c) {
+  const std::vector<std::string> names = peers::peer_names();
+  if (std::find(names.begin(), names.end(), c.allocator) == names.end()) {
+    std::string list(pool_allocator);
+    for (const std::string& n : names) list += ", " + n;
+    throw config_error("--allocator: unknown allocator '" + c.allocator + "'; available: " + list +
+                       (names.empty() ? " (the peers need a build with the CUDA toolkit)" : ""));
+  }
+  if (c.backend == backend_choice::sim) {
+    throw config_error("--allocator=" + c.allocator + " runs on the CUDA backend only, not on --backend=sim");
+  }
+  if (c.inject != fault::none) {
+    throw config_error("--inject decorates a cudapool pool; it does not apply to --allocator=" + c.allocator);
+  }
+}
+
+}  // namespace
+
 void validate(const stress_config& c) {
   const std::vector<std::string> variants = available_variants();
   if (std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {
@@ -175,6 +197,7 @@ void validate(const stress_config& c) {
     for (const std::string& v : variants) list += (list.empty() ? "" : ", ") + v;
     throw config_error("--variant: unknown or unbuilt variant '" + c.variant + "'; available: " + list);
   }
+  if (c.allocator != pool_allocator) validate_peer(c);
   if (c.threads < 1 || c.threads > max_threads) {
     throw config_error("--threads must be in [1, " + std::to_string(max_threads) + "], got " + std::to_string(c.threads));
   }

@@ -69,8 +69,15 @@ struct size_spec {
 // "trace:FILE" (loaded now). Throws config_error.
 [[nodiscard]] size_spec parse_size_spec(std::string_view text);
 
+// stress_config::allocator for a cudapool pool (of stress_config::variant); any other name is a peer.
+inline constexpr std::string_view pool_allocator = "pool";
+
 struct stress_config {
-  std::string variant = "mutex";
+  // What is stress-tested: the cudapool pool of `variant` (allocator "pool"), or a peer by name
+  // (peers::peer_names(): "cudaMallocAsync", "cub", "cudaMalloc"), which runs the same workload
+  // and device verification on the CUDA backend only; the pool-only checks are left out.
+  std::string allocator{pool_allocator};
+  std::string variant = "mutex";  // allocator "pool" only
   backend_choice backend = backend_choice::automatic;
   unsigned threads = 64;  // 1 .. 4095 (the tag has 12 bits for the thread)
   unsigned streams = 16;

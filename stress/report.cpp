@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ostream>
 #include <sstream>
+#include <string>
 #include <string_view>
 
 #include "format.hpp"
@@ -45,7 +46,11 @@ void print_summary(const stress_result& r, std::ostream& out) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f s", r.seconds);
   out << "stress summary\n";
-  row("variant", r.variant + (r.tls_transfer.empty() ? "" : " (transfer layer: " + r.tls_transfer + ")"));
+  if (r.is_peer()) {
+    row("allocator", r.allocator + " (a peer, not a cudapool pool)");
+  } else {
+    row("variant", r.variant + (r.tls_transfer.empty() ? "" : " (transfer layer: " + r.tls_transfer + ")"));
+  }
   row("backend", r.backend + (r.backend_note.empty() ? "" : " (" + r.backend_note + ")"));
   row("threads", std::to_string(r.threads));
   row("streams", std::to_string(r.streams));
@@ -60,13 +65,20 @@ void print_summary(const stress_result& r, std::ostream& out) {
   row("cross-stream frees", std::to_string(r.cross_stream_frees));
   row("immediate frees", std::to_string(r.immediate_frees));
   row("peak live", format_bytes(double(r.peak_live_bytes)) + " in " + std::to_string(r.peak_live_blocks) + " blocks");
-  row("reserved peak", format_bytes(double(r.final_stats.peak_reserved_bytes)));
-  row("events recorded", std::to_string(r.final_stats.events_recorded) + " by the pool (one per epoch), " +
-                             std::to_string(r.stress_events_recorded) + " by stress");
+  if (r.is_peer()) {
+    row("reserved peak", r.peer_peak_reserved_bytes ? format_bytes(double(*r.peer_peak_reserved_bytes))
+                                                    : "not known (" + r.allocator + " does not say)");
+    row("events recorded", std::to_string(r.stress_events_recorded) + " by stress");
+  } else {
+    row("reserved peak", format_bytes(double(r.final_stats.peak_reserved_bytes)));
+    row("events recorded", std::to_string(r.final_stats.events_recorded) + " by the pool (one per epoch), " +
+                               std::to_string(r.stress_events_recorded) + " by stress");
+  }
   if (r.inject == fault::double_handout) row("faults injected", std::to_string(r.faults_injected));
   row("violations", std::to_string(r.violations) + " (overlaps " + std::to_string(r.overlaps) +
                         ", device mismatches " + std::to_string(r.device_mismatches) + ", invalid frees " +
                         std::to_string(r.invalid_frees) + ")");
+  if (!r.skipped_checks.empty()) row("skipped", r.skipped_checks);
   row("result", r.passed() ? "PASS" : "FAIL");
   if (!r.first_violations.empty()) {
     out << "first violations:\n";
@@ -78,9 +90,14 @@ void print_summary(const stress_result& r, std::ostream& out) {
 }
 
 std::string to_json(const stress_result& r) {
+  // A peer's figure where it reports one, else null.
+  const std::string peak_reserved =
+      !r.is_peer()                 ? std::to_string(r.final_stats.peak_reserved_bytes)
+      : r.peer_peak_reserved_bytes ? std::to_string(*r.peer_peak_reserved_bytes)
+                                   : "null";
   std::ostringstream out;
   out.precision(6);
-  out << "{\"variant\":" << json_string(r.variant) << ",\"tls_transfer\":" << json_string(r.tls_transfer)
+  out << "{\"allocator\":" << json_string(r.allocator) << ",\"variant\":" << json_string(r.variant) << ",\"tls_transfer\":" << json_string(r.tls_transfer)
       << ",\"backend\":" << json_string(r.backend)
       << ",\"backend_note\":" << json_string(r.backend_note) << ",\"threads\":" << r.threads
       << ",\"streams\":" << r.streams << ",\"seed\":" << r.seed << ",\"sizes\":" << json_string(r.sizes)
@@ -90,8 +107,8 @@ std::string to_json(const stress_result& r) {
       << ",\"handoffs\":" << r.handoffs << ",\"cross_stream_frees\":" << r.cross_stream_frees
       << ",\"immediate_frees\":" << r.immediate_frees
       << ",\"peak_live_bytes\":" << r.peak_live_bytes << ",\"peak_live_blocks\":" << r.peak_live_blocks
-      << ",\"peak_reserved_bytes\":" << r.final_stats.peak_reserved_bytes
-      << ",\"pool_events_recorded\":" << r.final_stats.events_recorded
+      << ",\"peak_reserved_bytes\":" << peak_reserved
+      << ",\"pool_events_recorded\":" << (r.is_peer() ? "null" : std::to_string(r.final_stats.events_recorded))
       << ",\"stress_events_recorded\":" << r.stress_events_recorded << ",\"faults_injected\":" << r.faults_injected
       << ",\"violations\":" << r.violations << ",\"overlaps\":" << r.overlaps
       << ",\"device_mismatches\":" << r.device_mismatches << ",\"invalid_frees\":" << r.invalid_frees
@@ -100,7 +117,8 @@ std::string to_json(const stress_result& r) {
   for (std::size_t i = 0; i < r.first_violations.size(); ++i) {
     out << (i ? "," : "") << json_string(r.first_violations[i]);
   }
-  out << "],\"pool_stats\":" << cudapool::to_json(r.final_stats) << "}";
+  out << "],\"skipped_checks\":" << json_string(r.skipped_checks)
+      << ",\"pool_stats\":" << (r.is_peer() ? "null" : cudapool::to_json(r.final_stats)) << "}";
   return out.str();
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace cudapool::stress {
 
 struct stress_result {
   // What ran.
+  std::string allocator{pool_allocator};  // "pool", or the peer that ran (variant is then empty)
   std::string variant;
   std::string tls_transfer;  // variant tls: its transfer layer ("queue", "mutex", "stack"); else empty
   std::string backend;       // "sim" or "cuda"
@@ -39,7 +41,11 @@ struct stress_result {
   std::size_t peak_live_bytes = 0;           // requested bytes live at once, exact
   std::size_t peak_live_blocks = 0;
   std::uint64_t faults_injected = 0;  // double hand-outs made by the fault decorator
-  pool_stats final_stats;             // after every free, flush, device synchronize and trim()
+  pool_stats final_stats;             // after every free, flush, device synchronize and trim(); pools only
+  // Peers only: the peak bytes the peer reserved, where it can tell (cudaMallocAsync), and the
+  // pool-only checks the run left out, as one line for the report.
+  std::optional<std::size_t> peer_peak_reserved_bytes;
+  std::string skipped_checks;
 
   // What went wrong. violations is the total; the others say where it came from.
   std::uint64_t violations = 0;
@@ -50,11 +56,12 @@ struct stress_result {
   std::vector<std::string> first_violations;  // one line each, in the order they were found
 
   [[nodiscard]] bool passed() const noexcept { return violations == 0; }
+  [[nodiscard]] bool is_peer() const noexcept { return allocator != pool_allocator; }
 };
 
 // The final table, followed by the first violations.
 void print_summary(const stress_result& result, std::ostream& out);
-// The same as one JSON object (pool_stats included).
+// The same as one JSON object (pool_stats included; null, with the pool-only figures, for a peer).
 [[nodiscard]] std::string to_json(const stress_result& result);
 
 }  // namespace cudapool::stress

@@ -13,19 +13,23 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "allocator_under_test.hpp"
 #include "checkers.hpp"
 #include "cudapool/any_pool.hpp"
 #include "cudapool/backend.hpp"
 #include "cudapool/options.hpp"
+#include "core/size_classes.hpp"
 #include "cudapool/types.hpp"
 #include "faults.hpp"
 #include "format.hpp"
+#include "peers.hpp"
 #include "registry.hpp"
 #include "sizes.hpp"
 #include "workers.hpp"
@@ -45,6 +49,9 @@ opened_backend open_backend(const stress_config& c) {
   if (c.backend == backend_choice::automatic) {
     const int gpus = cuda_device_count();
     use_cuda = gpus > 0;
+    if (!use_cuda && c.allocator != pool_allocator) {
+      throw config_error("--allocator=" + c.allocator + " needs a GPU (the CUDA backend): no CUDA device found");
+    }
     note = use_cuda                ? "auto: " + std::to_string(gpus) + " CUDA device(s), using device 0"
            : cuda_backend_built() ? "auto: no CUDA device found, using the simulated device"
                                   : "auto: built without CUDA, using the simulated device";
@@ -62,14 +69,22 @@ opened_backend open_backend(const stress_config& c) {
   return {std::shared_ptr<backend>(make_sim_backend(options)), note};
 }
 
+// pending_epochs: the pool's; none for a peer.
 std::string progress_line(double elapsed, double ops_per_second, const shadow_map::totals& live,
-                          std::size_t pending_epochs, std::uint64_t violations) {
+                          std::optional<std::size_t> pending_epochs, std::uint64_t violations) {
+  char pending[32] = "";
+  if (pending_epochs) std::snprintf(pending, sizeof pending, "  pending epochs %5zu", *pending_epochs);
   char text[160];
-  std::snprintf(text, sizeof text, "[%7.1fs] %10.0f ops/s  live %6zu blocks %11s  pending epochs %5zu  violations %llu",
-                elapsed, ops_per_second, live.blocks, format_bytes(double(live.bytes)).c_str(), pending_epochs,
+  std::snprintf(text, sizeof text, "[%7.1fs] %10.0f ops/s  live %6zu blocks %11s%s  violations %llu", elapsed,
+                ops_per_second, live.blocks, format_bytes(double(live.bytes)).c_str(), pending,
                 static_cast<unsigned long long>(violations));
   return text;
 }
+
+// What a peer run leaves out, for the report: the checks of a cudapool pool's own contract.
+constexpr const char* peer_skipped_checks =
+    "pool-only checks, not run for a peer: stats accounting after the run, invalid-free reports, "
+    "device memory held after teardown, --inject";
 
 }  // namespace
 
@@ -80,8 +95,12 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   validate(config);
 
   stress_result result;
-  result.variant = config.variant;
-  if (config.variant == "tls") result.tls_transfer = to_string(config.tls_transfer);
+  result.allocator = config.allocator;
+  const bool peer_run = result.is_peer();
+  if (!peer_run) {
+    result.variant = config.variant;
+    if (config.variant == "tls") result.tls_transfer = to_string(config.tls_transfer);
+  }
   result.threads = config.threads;
   result.streams = config.streams;
   result.seed = config.seed;
@@ -95,22 +114,38 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
 
   violation_log violations;  // outlives the pool, whose invalid-free hook writes to it
   shadow_map shadow;
-  pool_options options;
-  options.on_invalid_free = &on_invalid_free;
-  options.invalid_free_context = &violations;
-  options.tls_transfer = config.tls_transfer;
-  std::unique_ptr<any_pool> pool = make_pool(config.variant, opened.device, options);
+  // Exactly one of pool and peer; `allocator` is what the workers call.
+  std::unique_ptr<any_pool> pool;
+  std::unique_ptr<peers::peer> peer;
+  std::unique_ptr<allocator_under_test> allocator;
   double_handout_pool* doubler = nullptr;
-  if (config.inject == fault::early_reuse) {
-    pool = std::make_unique<early_reuse_pool>(std::move(pool));
-  } else if (config.inject == fault::double_handout) {
-    auto d = std::make_unique<double_handout_pool>(std::move(pool));
-    doubler = d.get();
-    pool = std::move(d);
-  }
-
   std::vector<std::size_t> class_bytes;
-  for (const class_stats& c : pool->stats().classes) class_bytes.push_back(c.block_bytes);
+  if (peer_run) {
+    try {
+      peer = peers::make_peer(config.allocator, device.device());
+    } catch (const std::exception& e) {
+      throw config_error("--allocator=" + config.allocator + ": " + e.what());
+    }
+    allocator = std::make_unique<peer_under_test>(*peer);
+    // The size classes of a default pool, so that a peer sees the requests a pool run makes.
+    const core::size_classes classes{pool_options{}};
+    for (core::size_class c = 0; c < classes.count(); ++c) class_bytes.push_back(classes.bytes(c));
+  } else {
+    pool_options options;
+    options.on_invalid_free = &on_invalid_free;
+    options.invalid_free_context = &violations;
+    options.tls_transfer = config.tls_transfer;
+    pool = make_pool(config.variant, opened.device, options);
+    if (config.inject == fault::early_reuse) {
+      pool = std::make_unique<early_reuse_pool>(std::move(pool));
+    } else if (config.inject == fault::double_handout) {
+      auto d = std::make_unique<double_handout_pool>(std::move(pool));
+      doubler = d.get();
+      pool = std::move(d);
+    }
+    allocator = std::make_unique<pool_under_test>(*pool);
+    for (const class_stats& c : pool->stats().classes) class_bytes.push_back(c.block_bytes);
+  }
   if (class_bytes.empty()) class_bytes.push_back(min_alignment);  // every request takes the large path
 
   // Trace replay: each thread holds at most the trace's peak live bytes (it replays a subset of the
@@ -125,7 +160,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   }
   const size_source sizes(config.sizes, class_bytes, result.trace_scale);
 
-  run_context ctx{.config = config, .pool = *pool, .device = device, .streams = {}, .sizes = sizes,
+  run_context ctx{.config = config, .allocator = *allocator, .device = device, .streams = {}, .sizes = sizes,
                   .shadow = shadow, .violations = violations, .inboxes = {}};
   for (unsigned i = 0; i < config.streams; ++i) ctx.streams.push_back(device.create_stream());
   for (unsigned i = 0; i < config.threads; ++i) ctx.inboxes.push_back(std::make_unique<inbox>());
@@ -142,7 +177,8 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   // sanitizer stops never reaches its summary.
   const double duration = config.duration_seconds.value_or(default_duration_seconds);
   {
-    progress << "stress: variant " << config.variant << ", backend " << result.backend
+    progress << "stress: " << (peer_run ? "allocator " + config.allocator + " (a peer)" : "variant " + config.variant)
+             << ", backend " << result.backend
              << (opened.note.empty() ? "" : " (" + opened.note + ")") << ", " << config.threads << " threads, "
              << config.streams << " streams, "
              << (config.ops ? std::to_string(*config.ops) + " allocations" : format_double(duration) + " s")
@@ -180,7 +216,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
       const double interval = std::chrono::duration<double>(now - last_report).count();
       progress << progress_line(std::chrono::duration<double>(now - start).count(),
                                 double(ops - ops_at_last_report) / interval, shadow.now(),
-                                pool->stats().pending_epochs, violations.total())
+                                pool ? std::optional(pool->stats().pending_epochs) : std::nullopt, violations.total())
                << '\n'
                << std::flush;
       last_report = now;
@@ -193,38 +229,53 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   // Blocks still in the hand-off queues: their event was recorded on the stream they were used on,
   // so verifying and freeing them on that same stream is in order without a wait.
   worker_counters drained;
-  for (auto& box : ctx.inboxes) {
-    handoff h;
-    while (box->try_dequeue(h)) {
-      const stream_ref s = ctx.streams[h.block.stream];
-      device.verify(s, h.block.p, round_down4(h.block.bytes), h.block.tag);
-      device.release_event(h.ready);
-      if (!shadow.release(reinterpret_cast<std::uintptr_t>(h.block.p), config.threads, h.block.stream,
-                          retire_kind::handed_off)) {
-        violations.add(violation_kind::error, "harness: a handed-off block was not in the shadow map");
+  try {
+    allocator->attach_thread();
+    for (auto& box : ctx.inboxes) {
+      handoff h;
+      while (box->try_dequeue(h)) {
+        const stream_ref s = ctx.streams[h.block.stream];
+        device.verify(s, h.block.p, round_down4(h.block.bytes), h.block.tag);
+        device.release_event(h.ready);
+        if (!shadow.release(reinterpret_cast<std::uintptr_t>(h.block.p), config.threads, h.block.stream,
+                            retire_kind::handed_off)) {
+          violations.add(violation_kind::error, "harness: a handed-off block was not in the shadow map");
+        }
+        allocator->deallocate(h.block.p, s, s);
+        worker_counters::bump(drained.frees);
       }
-      pool->deallocate(h.block.p, s);
-      worker_counters::bump(drained.frees);
     }
+  } catch (const std::exception& e) {  // a peer's failed call
+    violations.add(violation_kind::error, std::string("the main thread could not free the handed-off blocks: ") + e.what());
   }
+  allocator->detach_thread();
   if (const shadow_map::totals left = shadow.now(); left.blocks != 0) {
     violations.add(violation_kind::error, "harness: " + std::to_string(left.blocks) + " blocks still live after the drain");
   }
 
-  for (const stream_ref s : ctx.streams) pool->retire_stream(s);  // the contract before destroying s
+  for (const stream_ref s : ctx.streams) allocator->retire_stream(s);  // the contract before destroying s
   device.synchronize_device();
-  pool->trim();
+  if (pool) pool->trim();
   report_device_mismatches(device.verification_report(), shadow, config.threads, violations);
-  result.final_stats = pool->stats();
-  check_accounting(result.final_stats, violations);
+  if (pool) {
+    result.final_stats = pool->stats();
+    check_accounting(result.final_stats, violations);
+  }
   if (doubler != nullptr) result.faults_injected = doubler->injected();
 
   for (const stream_ref s : ctx.streams) device.destroy_stream(s);
   ctx.streams.clear();
-  pool.reset();
-  if (const std::size_t held = device.chunk_bytes(); held != 0) {
-    violations.add(violation_kind::accounting, "device memory: " + std::to_string(held) +
-                                                   " bytes still held in backend chunks after the pool was destroyed");
+  allocator.reset();
+  if (pool) {
+    pool.reset();
+    if (const std::size_t held = device.chunk_bytes(); held != 0) {
+      violations.add(violation_kind::accounting, "device memory: " + std::to_string(held) +
+                                                     " bytes still held in backend chunks after the pool was destroyed");
+    }
+  } else {
+    result.peer_peak_reserved_bytes = peer->peak_reserved_bytes();
+    peer.reset();
+    result.skipped_checks = peer_skipped_checks;
   }
 
   for (const auto& w : workers) {

@@ -32,6 +32,7 @@ constexpr std::size_t receive_batch = 8;
 
 void worker::run() noexcept {
   try {
+    ctx_.allocator.attach_thread();
     while (!done()) {
       if (ctx_.config.sizes.what == size_spec::kind::trace) {
         trace_step();
@@ -51,6 +52,7 @@ void worker::run() noexcept {
     ctx_.violations.add(violation_kind::error,
                         "thread " + std::to_string(index_) + " could not give back its blocks: " + e.what());
   }
+  ctx_.allocator.detach_thread();
   ctx_.finished.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -88,7 +90,7 @@ void worker::trace_step() {
 void worker::allocate(std::size_t bytes, std::optional<std::uint64_t> trace_id) {
   const auto s = static_cast<unsigned>(rng_.below(ctx_.streams.size()));
   const std::uint32_t tag = make_tag(index_, allocated_++);
-  void* p = ctx_.pool.allocate(bytes, ctx_.streams[s]);
+  void* p = ctx_.allocator.allocate(bytes, ctx_.streams[s]);
   worker_counters::bump(counters.allocations);
   if (p == nullptr) {
     ctx_.violations.add(violation_kind::error, "allocate(" + std::to_string(bytes) + ") returned nullptr");
@@ -166,7 +168,7 @@ void worker::free_block(const live_block& b, unsigned s, retire_kind how, rng& r
     ctx_.violations.add(violation_kind::error, "harness: " + format_pointer(reinterpret_cast<std::uintptr_t>(b.p)) +
                                                    " was not in the shadow map");
   }
-  ctx_.pool.deallocate(b.p, ctx_.streams[s]);
+  ctx_.allocator.deallocate(b.p, ctx_.streams[b.stream], ctx_.streams[s]);
   worker_counters::bump(counters.frees);
 }
 
@@ -187,7 +189,7 @@ void worker::free_block_now(const live_block& b) {
     ctx_.violations.add(violation_kind::error, "harness: " + format_pointer(reinterpret_cast<std::uintptr_t>(b.p)) +
                                                    " was not in the shadow map");
   }
-  ctx_.pool.deallocate(b.p);
+  ctx_.allocator.deallocate_now(b.p, ctx_.streams[b.stream]);
   worker_counters::bump(counters.frees);
   worker_counters::bump(counters.immediate_frees);
 }

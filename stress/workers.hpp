@@ -13,9 +13,9 @@
 #include <optional>
 #include <vector>
 
+#include "allocator_under_test.hpp"
 #include "checkers.hpp"
 #include "config.hpp"
-#include "cudapool/any_pool.hpp"
 #include "cudapool/backend.hpp"
 #include "random.hpp"
 #include "sizes.hpp"
@@ -42,7 +42,7 @@ using inbox = moodycamel::ConcurrentQueue<handoff>;
 
 struct run_context {
   const stress_config& config;
-  any_pool& pool;
+  allocator_under_test& allocator;  // a pool or a peer
   backend& device;
   std::vector<stream_ref> streams;
   const size_source& sizes;
