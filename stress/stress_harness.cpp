@@ -6,7 +6,8 @@
 // the event of its open epoch), the device is synchronized, trim() reclaims the completed epochs.
 // Only then is "nothing in use, nothing pending, the class equations hold" a fair check. Streams are
 // destroyed after they were flushed (the pool's stream contract), the pool after that, and then the
-// backend must hold no device memory at all.
+// backend must hold no device memory at all. A peer run ends the same way, less the pool's trim,
+// stats and chunk checks; the peer is destroyed after the streams.
 
 #include "stress_harness.hpp"
 

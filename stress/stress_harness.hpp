@@ -1,6 +1,8 @@
 // stress_harness.hpp - the `stress` soak: many host threads x many streams against one pool, every
 // allocation stamped and verified on the device, a host shadow map of live ranges, and end-of-run
 // accounting. run_stress() is the whole tool except its command line, so tests run it in-process.
+// With stress_config::allocator naming a peer (cudaMallocAsync, cub; CUDA backend) the same
+// workload and verification run over it, without the pool-only checks.
 //
 // Glossary
 //   step        one decision of a host thread: allocate a block, or retire one it holds.
@@ -23,7 +25,8 @@
 //   violation   anything that proves the pool broke its contract: an overlapping hand-out, a
 //               mismatch seen by a device verify, an invalid free reported by the pool, a block
 //               that is not 256 B aligned, stats that do not balance after the run, device memory
-//               still held after the pool is gone, or an exception escaping a pool call.
+//               still held after the pool is gone, or an exception escaping a pool call. For a peer:
+//               the same but for the pool's own stats, invalid-free reports and chunks.
 //
 // This is not a benchmark: the shadow map is one mutex, every byte of every block is written and
 // read on the device, and host threads throttle themselves to the device's pace. ops/s is printed
@@ -32,7 +35,8 @@
 // Where things are: config.hpp (what a run is asked to do, the parsers), report.hpp (what it found,
 // the summary and JSON), and, internal to the harness, random.hpp, checkers.hpp (tags, violation
 // log, shadow map, end-of-run checks), faults.hpp (--inject), sizes.hpp (--sizes), workers.hpp (the
-// host threads). This file and stress_harness.cpp are the run itself.
+// host threads), allocator_under_test.hpp (a pool or a peer). This file and stress_harness.cpp are
+// the run itself.
 #pragma once
 
 #include <iosfwd>
