@@ -1,6 +1,6 @@
-// peers.cpp - cudaMalloc, cudaMallocAsync and CUB's CachingDeviceAllocator behind bench::peer.
+// peers.cpp - cudaMalloc, cudaMallocAsync and CUB's CachingDeviceAllocator behind peers::peer.
 // Plain C++ (g++): CUB's allocator is host code; its header only needs the toolkit's include
-// directories (bench/CMakeLists.txt adds include/cccl, where CUDA 13 keeps cub/).
+// directories (lib/peers/CMakeLists.txt adds include/cccl, where CUDA 13 keeps cub/).
 #include "peers.hpp"
 
 #include <stdexcept>
@@ -15,7 +15,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace bench {
+namespace cudapool::peers {
 
 namespace {
 thread_local std::string t_last_error;
@@ -74,7 +74,7 @@ void check(cudaError_t status, const char* call) {
 void report(cudaError_t status, const char* call) noexcept {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();
-  std::fprintf(stderr, "bench: peer teardown: %s failed: %s: %s\n", call, cudaGetErrorName(status),
+  std::fprintf(stderr, "peers: teardown: %s failed: %s: %s\n", call, cudaGetErrorName(status),
                cudaGetErrorString(status));
 }
 
@@ -234,7 +234,7 @@ std::unique_ptr<peer> make_peer(std::string_view name, int device) {
   if (name == "cudaMalloc") return std::make_unique<cuda_malloc_peer>(device);
   if (name == "cudaMallocAsync") return std::make_unique<cuda_malloc_async_peer>(device);
   if (name == "cub") return std::make_unique<cub_peer>(device);
-  throw std::invalid_argument("bench: no peer named '" + std::string(name) + "'");
+  throw std::invalid_argument("no peer named '" + std::string(name) + "'");
 }
 
 #else  // !CUDAPOOL_HAS_CUDA
@@ -242,9 +242,9 @@ std::unique_ptr<peer> make_peer(std::string_view name, int device) {
 std::vector<std::string> peer_names() { return {}; }
 
 std::unique_ptr<peer> make_peer(std::string_view name, int) {
-  throw std::invalid_argument("bench: peer '" + std::string(name) + "' needs the CUDA toolkit at build time");
+  throw std::invalid_argument("peer '" + std::string(name) + "' needs the CUDA toolkit at build time");
 }
 
 #endif
 
-}  // namespace bench
+}  // namespace cudapool::peers
