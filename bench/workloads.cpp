@@ -295,6 +295,7 @@ void streams(benchmark::State& state, run_context& ctx, const allocator_config& 
     if (auto st = c.alloc->stats()) {
       const std::uint64_t n = c.frees.load(std::memory_order_relaxed);
       if (n > 0) state.counters["events_per_free"] = static_cast<double>(st->events_recorded) / static_cast<double>(n);
+      stream_waits_counter(state, *st);
       state.counters["reserved_MiB"] = static_cast<double>(st->reserved_bytes) / mib;
     }
   });

@@ -23,7 +23,8 @@
 //                            t % 16 and frees it stream-ordered on the same stream (same) or on
 //                            stream (t + 1) % 16 (cross); threads 1..16. Pools report
 //                            events_per_free = stats().events_recorded / frees (after the final
-//                            flush_stream of every stream)
+//                            flush_stream of every stream) and stream_waits_per_1k_allocs =
+//                            1000 x stats().stream_waits / allocs
 //   replay/<a>/<trace>       one thread replays a trace operation by operation (an iteration is
 //                            one operation, looping over the trace; allocations never freed in the
 //                            file are freed at its end): time = ns per operation. Frees are
@@ -275,6 +276,15 @@ class run_scope {
 inline void pool_reserved_counter(benchmark::State& state, run_context& ctx) {
   if (auto st = ctx.alloc->stats()) {
     state.counters["reserved_MiB"] = static_cast<double>(st->reserved_bytes) / mib;
+  }
+}
+
+// Device-side waits of one stream on another per 1000 allocations (pools): how often the pool made
+// a stream wait for another's unrelated work to find memory (each wait can serialise the two).
+inline void stream_waits_counter(benchmark::State& state, const cudapool::pool_stats& st) {
+  if (st.allocs > 0) {
+    state.counters["stream_waits_per_1k_allocs"] =
+        1000.0 * static_cast<double>(st.stream_waits) / static_cast<double>(st.allocs);
   }
 }
 
