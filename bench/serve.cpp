@@ -305,10 +305,15 @@ template <class Access>
   return ok;
 }
 
-// The timed loop of one thread; returns the stream-ordered frees it made.
+struct served {
+  std::uint64_t requests = 0;
+  std::uint64_t frees = 0;  // stream-ordered
+};
+
+// The timed loop of one thread.
 // access == nullptr: set-up failed (the thread has skipped), the loop runs no request.
 template <class Access>
-std::uint64_t serve_loop(benchmark::State& state, run_scope& run, Access* access, request_work* work,
+served serve_loop(benchmark::State& state, run_scope& run, Access* access, request_work* work,
                          request_mix mix) {
   const stream_ref s = run.ok() ? run.context().streams[run.thread()] : stream_ref{};
   const key_range range = keys_of(mix);
@@ -323,7 +328,7 @@ std::uint64_t serve_loop(benchmark::State& state, run_scope& run, Access* access
       run.fail("serve set-up", false);
     }
   }
-  std::uint64_t frees = 0;
+  served out;
   benchmark::IterationCount done = 0;
   for (auto _ : state) {
     if (access == nullptr || !bound) [[unlikely]] break;
@@ -331,7 +336,7 @@ std::uint64_t serve_loop(benchmark::State& state, run_scope& run, Access* access
     r.keys = sizes[done & 4095];
     r.number = static_cast<std::uint64_t>(done) + 1;
     r.pattern_bits = rng();
-    if (!serve_request(*access, *work, run.thread(), s, r, frees)) [[unlikely]] {
+    if (!serve_request(*access, *work, run.thread(), s, r, out.frees)) [[unlikely]] {
       run.fail("serve request " + std::to_string(r.number));
       break;
     }
@@ -347,18 +352,20 @@ std::uint64_t serve_loop(benchmark::State& state, run_scope& run, Access* access
       break;
     }
   }
-  return frees;
+  out.requests = static_cast<std::uint64_t>(done);
+  return out;
 }
 
 // A failed check is a result the device saw wrong. For a cudapool variant that is a bug (a block
 // handed out while the device still used it): the benchmark ends with an error and bench exits
 // non-zero. A peer's failures are what it does, reported as measured.
-void report_failures(benchmark::State& state, const allocator_config& config, std::uint64_t failures) {
+void report_failures(benchmark::State& state, const allocator_config& config, std::uint64_t failures,
+                     std::uint64_t requests) {
   state.counters["failures"] = static_cast<double>(failures);
   if (failures == 0 || config.what != allocator_config::kind::pool) return;
   g_pool_failures.store(true, std::memory_order_relaxed);
-  const std::string m = "serve/" + config.label + ": " + std::to_string(failures) +
-                        " results failed their check on the device (memory reused while still in use)";
+  const std::string m = "serve/" + config.label + ": " + std::to_string(failures) + " failed device checks in " +
+                        std::to_string(requests) + " requests: memory handed out while the device still used it?";
   std::fprintf(stderr, "bench: %s\n", m.c_str());
   state.SkipWithError(m.c_str());
 }
@@ -368,6 +375,7 @@ enum class access_path { handle, resource };
 // What one registered serve benchmark keeps between set-up and tear-down.
 struct serve_slot {
   std::unique_ptr<request_work> work;
+  std::atomic<std::uint64_t> requests{0};  // of all threads, added after their loops
 };
 
 void serve(benchmark::State& state, run_context& ctx, const allocator_config& config, request_mix mix,
@@ -377,26 +385,29 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
   options.setup = [&slot](run_context& c, int threads) {
     for (int t = 0; t < threads; ++t) c.streams.push_back(shared_device()->create_stream());
     slot.work = make_work(threads);
+    slot.requests.store(0, std::memory_order_relaxed);
   };
   run_scope run(state, ctx, config, options);
   if (run.ok() && !slot.work->attach_thread()) run.fail("serve set-up", false);
   request_work* work = run.ok() ? slot.work.get() : nullptr;
-  std::uint64_t frees = 0;
+  served done;
   if (path == access_path::handle) {
     handle_access access{run.allocator()};
-    frees = serve_loop(state, run, work != nullptr ? &access : nullptr, work, mix);
+    done = serve_loop(state, run, work != nullptr ? &access : nullptr, work, mix);
   } else {
 #if CUDAPOOL_HAS_CUDA
     cudapool::tls_pool* pool = work != nullptr ? run.allocator()->concrete<cudapool::tls_pool>() : nullptr;
     if (pool == nullptr && run.ok()) run.fail("serve through cuda::mr: not a tls pool", false);
     std::optional<resource_access<cudapool::tls_pool>> access;
     if (pool != nullptr) access.emplace(*pool);
-    frees = serve_loop(state, run, access ? &*access : nullptr, work, mix);
+    done = serve_loop(state, run, access ? &*access : nullptr, work, mix);
 #endif
   }
   state.SetItemsProcessed(state.iterations());
-  run.finish(frees, [&](run_context& c) {
-    report_failures(state, config, slot.work->failures());
+  // Before finish(): its barrier orders these adds before thread 0 reads the sum.
+  slot.requests.fetch_add(done.requests, std::memory_order_relaxed);
+  run.finish(done.frees, [&](run_context& c) {
+    report_failures(state, config, slot.work->failures(), slot.requests.load(std::memory_order_relaxed));
     if (auto st = c.alloc->stats()) stream_waits_counter(state, *st);
     pool_reserved_counter(state, c);
   });
