@@ -1,7 +1,7 @@
 // workloads.hpp - the bench workloads, written once against bench_allocator, and their
-// registration with Google Benchmark. Names are <workload>/<allocator>[/<parameter>]; Google
-// Benchmark appends /real_time and /threads:N. items_per_second counts alloc+free pairs (replay:
-// trace operations), aggregated over all threads.
+// registration with Google Benchmark (the server workload, serve, is in serve.hpp). Names are
+// <workload>/<allocator>[/<parameter>]; Google Benchmark appends /real_time and /threads:N.
+// items_per_second counts alloc+free pairs (replay: trace operations), aggregated over all threads.
 //
 //   pair/<a>/<bytes>         allocate + free one block of 256 B, 4 KiB or 1 MiB; threads 1..64
 //   batch/<a>/<order>        allocate 64 blocks of 4 KiB, then free them in lifo, fifo or random
