@@ -1,9 +1,4 @@
 // serve.cpp - see serve.hpp for what serve measures.
-#if CUDAPOOL_HAS_CUDA
-// First: it defines what CCCL needs for cuda::mr before anything includes <cuda/memory_resource>.
-#include "cudapool/resource.hpp"
-#endif
-
 #include "serve.hpp"
 
 #include <benchmark/benchmark.h>
@@ -24,6 +19,7 @@
 
 #if CUDAPOOL_HAS_CUDA
 #include "cuda_status.hpp"
+#include "cudapool/resource.hpp"
 #include "serve_kernels.hpp"
 #include "tls/tls_pool.hpp"
 #endif
@@ -313,8 +309,7 @@ struct served {
 // The timed loop of one thread.
 // access == nullptr: set-up failed (the thread has skipped), the loop runs no request.
 template <class Access>
-served serve_loop(benchmark::State& state, run_scope& run, Access* access, request_work* work,
-                         request_mix mix) {
+served serve_loop(benchmark::State& state, run_scope& run, Access* access, request_work* work, request_mix mix) {
   const stream_ref s = run.ok() ? run.context().streams[run.thread()] : stream_ref{};
   const key_range range = keys_of(mix);
   const std::vector<std::size_t> sizes = log_uniform_sizes(4096, range.lo, range.hi, 1515 + run.thread());
