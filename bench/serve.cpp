@@ -39,9 +39,9 @@ struct key_range {
   std::size_t hi;
 };
 
-// Small requests keep the host busy (allocation, launches), mixed ones the device.
+// Keys per request. Small requests keep the host busy (allocation, launches), mixed ones the device.
 constexpr key_range keys_of(request_mix mix) {
-  return mix == request_mix::small ? key_range{256, 8 * kib} : key_range{kib, mib};
+  return mix == request_mix::small ? key_range{256, 8192} : key_range{1024, std::size_t{1} << 20};
 }
 
 // One request: its size, its number on the thread (from 1), the random bits its pattern comes
@@ -178,7 +178,7 @@ class cuda_work final : public request_work {
   std::size_t threads_;
   serve_kernels::failure_counter* counters_ = nullptr;
 };
-static_assert(mib <= serve_kernels::max_keys, "the key pattern covers every request size");
+static_assert(keys_of(request_mix::mixed).hi <= serve_kernels::max_keys, "the key pattern covers every request");
 #endif
 
 // Throws when the work cannot be set up.
