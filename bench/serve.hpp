@@ -9,7 +9,9 @@
 //        output is exactly the sorted sequence (order and contents) and counts the request in a
 //        per-thread device counter when it is not;
 //      - sim backend (CI): the backend's own fill of both buffers (the request's pattern, its
-//        complement for the output), spin (1 ns per key) and verify of both;
+//        complement for the output), spin (1 ns per key) and verify of both. Its figures say
+//        nothing about a GPU: a stream worker's spin sleeps at least the OS timer's slack (60 us or
+//        more on the development VM), so even small requests are bound by the simulated device;
 //   3. free all of them stream-ordered on the thread's stream.
 // A thread keeps at most 16 requests in flight (an event every 8 requests; the host waits for the
 // one recorded 16 requests before), as a server bounds its queue; its last request waits for its
