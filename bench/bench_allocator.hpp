@@ -1,5 +1,6 @@
 // bench_allocator.hpp - one handle for every allocator under test: a pool of any variant (through
-// cudapool::any_pool) or a peer (bench::peer). The workloads are written once against this handle.
+// cudapool::any_pool) or a peer (peers::peer, lib/peers). The workloads are written once against this
+// handle.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,13 @@
 #include "registry.hpp"
 
 namespace bench {
+
+// The peers are a library shared with stress (lib/peers); bench names them as before.
+using cudapool::peers::last_error;
+using cudapool::peers::make_peer;
+using cudapool::peers::peer;
+using cudapool::peers::peer_names;
+using cudapool::peers::set_last_error;
 
 // An allocator under test, as configured: a variant with options, or a peer, under a label.
 struct allocator_config {

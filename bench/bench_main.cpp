@@ -1,6 +1,7 @@
 // bench - Google Benchmark suites over every built variant and, on the CUDA backend, the peers a
 // user would otherwise use (cudaMalloc, cudaMallocAsync, CUB's CachingDeviceAllocator), in the same
-// binary and the same run so that ratios hold. The workloads are described in workloads.hpp.
+// binary and the same run so that ratios hold. The workloads are described in workloads.hpp and
+// serve.hpp.
 //
 //   bench [--backend=sim|cuda] [--traces=DIR] [--trace=FILE]... [Google Benchmark flags]
 //
@@ -31,6 +32,7 @@
 #include "core/asymmetric_fence.hpp"
 #include "limits.hpp"
 #include "registry.hpp"
+#include "serve.hpp"
 #include "trace.hpp"
 #include "workloads.hpp"
 
@@ -122,8 +124,8 @@ void usage() {
       "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
       "  --trace=FILE        replay FILE too (repeatable)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
-      "prodcons, larson, streams, replay; limit (no pool: the bare mechanism). Google Benchmark's own\n"
-      "flags follow.\n\n");
+      "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp); limit (no pool: the bare\n"
+      "mechanism). Google Benchmark's own flags follow.\n\n");
 }
 
 }  // namespace
@@ -205,12 +207,19 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 2;
 
   const bool with_peers = backend == "cuda" && !bench::peer_names().empty();
-  bench::register_benchmarks(allocators(with_peers), traces, device);
+  const std::vector<allocator_config> all = allocators(with_peers);
+  bench::register_benchmarks(all, traces, device);
+  bench::register_serve_benchmarks(all);
   bench::register_limit_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   // Every run destroyed its allocator and streams; the backend goes last.
   bench::release_backend();
   device.reset();
+  // A pool that handed out memory still in use fails the run (CI), not only its benchmark.
+  if (bench::serve_pool_failures_seen()) {
+    std::fprintf(stderr, "bench: a cudapool variant returned wrong results in serve (see above)\n");
+    return 1;
+  }
   return 0;
 }

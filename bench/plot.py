@@ -44,8 +44,9 @@ ITEM_LABEL = {
     "batch": "blocks allocated and freed",
     "prodcons": "blocks allocated and freed",
     "larson": "free+allocate operations",
+    "serve": "requests",
 }
-WORKLOAD_ORDER = ["pair", "batch", "mix", "prodcons", "larson", "streams"]
+WORKLOAD_ORDER = ["pair", "batch", "mix", "prodcons", "larson", "streams", "serve"]
 
 
 class Row:

@@ -35,201 +35,7 @@ namespace {
 
 using cudapool::stream_ref;
 
-constexpr std::size_t kib = 1024;
-constexpr std::size_t mib = 1024 * 1024;
-
-// ---- small tools -----------------------------------------------------------------------------
-
-
-// xorshift64*: cheap enough for the timed loops.
-struct fast_random {
-  std::uint64_t s;
-  explicit fast_random(std::uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull | 1) {}
-  std::uint64_t operator()() noexcept {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545F4914F6CDD1Dull;
-  }
-};
-
-// `count` sizes drawn log-uniformly in [lo, hi].
-std::vector<std::size_t> log_uniform_sizes(std::size_t count, std::size_t lo, std::size_t hi, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi)));
-  std::vector<std::size_t> sizes(count);
-  for (std::size_t& s : sizes) {
-    s = std::clamp(static_cast<std::size_t>(std::llround(std::exp(u(rng)))), lo, hi);
-  }
-  return sizes;
-}
-
-// ---- the shared state of one benchmark run -------------------------------------------------
-
-// One per registered benchmark; every run (Google Benchmark runs a benchmark several times: the
-// iteration estimate and each repetition) sets it up afresh in thread 0 and tears it down after
-// all threads are done.
-struct run_context {
-  // A barrier over the run's threads (their number changes between runs).
-  void sync(int n) {
-    std::unique_lock lock(mutex);
-    const std::uint64_t phase = barrier_phase;
-    if (++barrier_waiting == n) {
-      barrier_waiting = 0;
-      ++barrier_phase;
-      cv.notify_all();
-      return;
-    }
-    cv.wait(lock, [&] { return barrier_phase != phase; });
-  }
-
-  std::mutex mutex;
-  std::condition_variable cv;
-  int barrier_waiting = 0;
-  std::uint64_t barrier_phase = 0;
-
-  std::unique_ptr<bench_allocator> alloc;
-  std::vector<stream_ref> home;     // per thread: a peer's own stream; {} for pools
-  std::vector<stream_ref> streams;  // the workload's streams (streams, replay)
-  std::string setup_error;
-  std::atomic<bool> abort{false};   // a thread failed: partners stop waiting for it
-  std::atomic<std::uint64_t> frees{0};
-  std::vector<std::unique_ptr<spsc_ring<void*>>> rings;  // prodcons
-};
-
-struct run_options {
-  bool home_streams = true;  // peers get one stream per thread
-  unsigned streams = 0;      // streams made for the workload
-  bool track_reserved = false;
-  std::function<void(run_context&, int threads)> setup;  // workload set-up in thread 0
-};
-
 std::shared_ptr<cudapool::backend> g_device;
-
-// Set-up before the timed loop and tear-down after it, for every workload. Construct before the
-// loop; call finish() after it. When set-up fails the thread has already called SkipWithError and
-// the loop runs no iteration.
-class run_scope {
- public:
-  run_scope(benchmark::State& state, run_context& ctx, const allocator_config& config, const run_options& options)
-      : state_(state), ctx_(ctx), thread_(state.thread_index()), threads_(state.threads()) {
-    if (thread_ == 0) setup(config, options);
-    ctx_.sync(threads_);
-    if (!ctx_.setup_error.empty()) {
-      state_.SkipWithError(ctx_.setup_error.c_str());
-      return;
-    }
-    attached_ = ctx_.alloc->attach_thread();
-    if (!attached_) {
-      fail({}, false);
-      return;
-    }
-    ok_ = true;
-  }
-
-  [[nodiscard]] bool ok() const noexcept { return ok_ && !failed_; }
-  [[nodiscard]] bench_allocator* allocator() const noexcept { return ctx_.alloc.get(); }
-  [[nodiscard]] stream_ref home() const noexcept {
-    return static_cast<std::size_t>(thread_) < ctx_.home.size() ? ctx_.home[thread_] : stream_ref{};
-  }
-  [[nodiscard]] stream_ref home_of(int thread) const noexcept {
-    return static_cast<std::size_t>(thread) < ctx_.home.size() ? ctx_.home[thread] : stream_ref{};
-  }
-  [[nodiscard]] int thread() const noexcept { return thread_; }
-  [[nodiscard]] int threads() const noexcept { return threads_; }
-  [[nodiscard]] run_context& context() const noexcept { return ctx_; }
-
-  // Reports the calling thread's last_error() and tells the other threads to stop waiting.
-  // in_loop: called in the timed loop, which the caller then leaves with `break`.
-  void fail(const std::string& context = {}, bool in_loop = true) {
-    failed_ = true;
-    left_loop_ |= in_loop;
-    std::string m = last_error();
-    if (!context.empty()) m = context + ": " + m;
-    if (m.empty()) m = "failed";
-    state_.SkipWithError(m.c_str());  // first: the run reports the first thread's message
-    ctx_.abort.store(true, std::memory_order_relaxed);
-  }
-  // A thread that leaves its loop because another one failed (Google Benchmark requires every
-  // thread that stops early to have skipped).
-  void abandon() {
-    failed_ = true;
-    left_loop_ = true;
-    state_.SkipWithError("stopped: another thread of this benchmark failed");
-  }
-
-  // After the timed loop, in every thread. `frees`: stream-ordered frees this thread made.
-  // Thread 0 then, once every thread is done: flushes the streams, calls on_last (counters),
-  // destroys the allocator and the streams.
-  void finish(std::uint64_t frees = 0, const std::function<void(run_context&)>& on_last = {}) {
-    // A thread that left the loop with `break` has not passed Google Benchmark's end-of-loop
-    // barrier, which the other threads wait in: this call (total iterations 0 after
-    // SkipWithError) finishes its loop.
-    if (left_loop_) (void)state_.KeepRunning();
-    ctx_.frees.fetch_add(frees, std::memory_order_relaxed);
-    if (attached_) ctx_.alloc->detach_thread();
-    ctx_.sync(threads_);
-    if (thread_ != 0) return;
-    std::string error;
-    try {
-      if (ctx_.alloc != nullptr) {
-        for (const stream_ref s : ctx_.streams) ctx_.alloc->flush_stream(s);
-        for (const stream_ref s : ctx_.home) ctx_.alloc->flush_stream(s);
-        if (on_last && ctx_.setup_error.empty()) on_last(ctx_);
-      }
-    } catch (const std::exception& e) {
-      error = std::string("tear-down: ") + e.what();
-    }
-    ctx_.alloc.reset();
-    ctx_.rings.clear();
-    for (const stream_ref s : ctx_.streams) destroy_stream(s, error);
-    for (const stream_ref s : ctx_.home) destroy_stream(s, error);
-    ctx_.streams.clear();
-    ctx_.home.clear();
-    if (!error.empty() && ctx_.setup_error.empty() && !failed_) state_.SkipWithError(error.c_str());
-  }
-
- private:
-  void setup(const allocator_config& config, const run_options& options) {
-    ctx_.setup_error.clear();
-    ctx_.abort.store(false, std::memory_order_relaxed);
-    ctx_.frees.store(0, std::memory_order_relaxed);
-    try {
-      ctx_.alloc = bench_allocator::make(config, g_device);
-      if (options.track_reserved) ctx_.alloc->track_reserved();
-      if (options.home_streams && ctx_.alloc->wants_home_streams()) {
-        for (int t = 0; t < threads_; ++t) ctx_.home.push_back(g_device->create_stream());
-      }
-      for (unsigned i = 0; i < options.streams; ++i) ctx_.streams.push_back(g_device->create_stream());
-      if (options.setup) options.setup(ctx_, threads_);
-    } catch (const std::exception& e) {
-      ctx_.setup_error = "set-up of " + config.label + ": " + e.what();
-    }
-  }
-
-  static void destroy_stream(stream_ref s, std::string& error) {
-    try {
-      g_device->destroy_stream(s);
-    } catch (const std::exception& e) {
-      if (error.empty()) error = std::string("tear-down: ") + e.what();
-    }
-  }
-
-  benchmark::State& state_;
-  run_context& ctx_;
-  int thread_;
-  int threads_;
-  bool ok_ = false;
-  bool failed_ = false;
-  bool left_loop_ = false;
-  bool attached_ = false;
-};
-
-void pool_reserved_counter(benchmark::State& state, run_context& ctx) {
-  if (auto st = ctx.alloc->stats()) {
-    state.counters["reserved_MiB"] = static_cast<double>(st->reserved_bytes) / mib;
-  }
-}
 
 // ---- workloads ---------------------------------------------------------------------------------
 
@@ -492,6 +298,7 @@ void streams(benchmark::State& state, run_context& ctx, const allocator_config& 
     if (auto st = c.alloc->stats()) {
       const std::uint64_t n = c.frees.load(std::memory_order_relaxed);
       if (n > 0) state.counters["events_per_free"] = static_cast<double>(st->events_recorded) / static_cast<double>(n);
+      stream_waits_counter(state, *st);
       state.counters["reserved_MiB"] = static_cast<double>(st->reserved_bytes) / mib;
     }
   });
@@ -566,26 +373,10 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   });
 }
 
-// ---- registration ------------------------------------------------------------------------------
-
-std::vector<int> thread_counts(std::initializer_list<int> counts, int max_threads) {
-  std::vector<int> out;
-  for (const int t : counts) {
-    if (t <= max_threads) out.push_back(t);
-  }
-  return out;
-}
-
-template <class F>
-void add(const std::string& name, const std::vector<int>& threads, F&& body) {
-  if (threads.empty()) return;
-  auto ctx = std::make_shared<run_context>();
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), [ctx, body](benchmark::State& s) { body(s, *ctx); });
-  for (const int t : threads) b->Threads(t);
-  b->UseRealTime();
-}
 
 }  // namespace
+
+const std::shared_ptr<cudapool::backend>& shared_device() noexcept { return g_device; }
 
 void register_benchmarks(const std::vector<allocator_config>& allocators,
                          const std::vector<std::shared_ptr<const trace>>& traces,

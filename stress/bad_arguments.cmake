@@ -23,6 +23,11 @@ set(cases
   "--inject=bogus"
   "--tls-transfer=bogus"
   "--no-such-option"
+  "--allocator=no_such_allocator"
+  "--allocator=cub,--backend=sim"
+  "--allocator=cudaMallocAsync,--backend=sim"
+  "--allocator=cub,--inject=early-reuse"
+  "--allocator=cudaMallocAsync,--variant=tls"
 )
 set(failures 0)
 foreach(args IN LISTS cases)

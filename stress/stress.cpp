@@ -1,13 +1,16 @@
 // stress.cpp - the `stress` soak binary: the command line around run_stress().
 //
-//   stress [--variant=mutex|lockfree|tls|stream] [--backend=auto|cuda|sim] [--threads=N]
+//   stress [--variant=mutex|lockfree|tls|stream | --allocator=pool|cudaMallocAsync|cub|cudaMalloc]
+//          [--backend=auto|cuda|sim] [--threads=N]
 //          [--streams=N] [--duration=SECONDS | --ops=N] [--seed=N]
 //          [--sizes=fixed:BYTES|classes|mixed|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
 //          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
 //          [--quiet]
 //
 // Exit status: 0 when the run saw no violation, 1 when it saw any (the first few are printed),
-// 2 for a bad command line (one line on stderr).
+// 2 for a bad command line (one line on stderr). A peer (--allocator other than pool, CUDA backend
+// only) runs the same workload and device verification as a pool; its violations are a result, and
+// exit 1 like a pool's.
 
 #include <CLI/CLI.hpp>
 
@@ -37,8 +40,10 @@ int main(int argc, char** argv) {
   using namespace cudapool::stress;
 
   CLI::App app{
-      "Soak-tests a cudapool pool: many host threads x many streams, every block stamped and verified on\n"
-      "the device, a host shadow map of live ranges, and balanced accounting at the end. Not a benchmark."};
+      "Soak-tests a cudapool pool (or, with --allocator, a peer): many host threads x many streams, every\n"
+      "block stamped and verified on the device, a host shadow map of live ranges, and balanced accounting\n"
+      "at the end. Not a benchmark."};
+  std::string allocator{pool_allocator};
   std::string variant = "mutex";
   std::string backend = "auto";
   unsigned threads = 64;
@@ -54,7 +59,11 @@ int main(int argc, char** argv) {
   std::string tls_transfer = "queue";
   bool quiet = false;
 
-  app.add_option("--variant", variant, "pool variant (mutex, lockfree, tls, stream; those built)")->capture_default_str();
+  CLI::Option* variant_option =
+      app.add_option("--variant", variant, "pool variant (mutex, lockfree, tls, stream; those built)")->capture_default_str();
+  app.add_option("--allocator", allocator,
+                 "pool (the --variant pool), or a peer on the CUDA backend: cudaMallocAsync, cub, cudaMalloc")
+      ->capture_default_str();
   app.add_option("--backend", backend, "auto (cuda when a GPU is present, else sim), cuda or sim")->capture_default_str();
   app.add_option("--threads", threads, "host threads")->capture_default_str();
   app.add_option("--streams", streams, "streams shared by the threads")->capture_default_str();
@@ -75,6 +84,10 @@ int main(int argc, char** argv) {
   stress_config config;
   try {
     app.parse(argc, argv);
+    if (allocator != pool_allocator && variant_option->count() > 0) {
+      throw config_error("--variant names a cudapool pool; it does not go with --allocator=" + allocator);
+    }
+    config.allocator = allocator;
     config.variant = variant;
     config.backend = parse_backend_choice(backend);
     config.threads = threads;

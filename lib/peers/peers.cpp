@@ -1,21 +1,22 @@
-// peers.cpp - cudaMalloc, cudaMallocAsync and CUB's CachingDeviceAllocator behind bench::peer.
+// peers.cpp - cudaMalloc, cudaMallocAsync and CUB's CachingDeviceAllocator behind peers::peer.
 // Plain C++ (g++): CUB's allocator is host code; its header only needs the toolkit's include
-// directories (bench/CMakeLists.txt adds include/cccl, where CUDA 13 keeps cub/).
+// directories (lib/peers/CMakeLists.txt adds include/cccl, where CUDA 13 keeps cub/).
 #include "peers.hpp"
 
 #include <stdexcept>
 #include <utility>
 
 #if CUDAPOOL_HAS_CUDA
-#include <cstdio>
 #include <limits>
 #include <mutex>
 
 #include <cub/util_allocator.cuh>
 #include <cuda_runtime_api.h>
+
+#include "cuda_status.hpp"
 #endif
 
-namespace bench {
+namespace cudapool::peers {
 
 namespace {
 thread_local std::string t_last_error;
@@ -34,49 +35,9 @@ void set_last_error(std::string message) noexcept {
 #if CUDAPOOL_HAS_CUDA
 namespace {
 
-// stream_ref{} names the legacy default stream, as in the library's cuda backend.
-cudaStream_t to_cuda(cudapool::stream_ref s) noexcept {
-  return s.native() != nullptr ? static_cast<cudaStream_t>(s.native()) : cudaStreamLegacy;
-}
-
-std::string describe(const char* call, cudaError_t status, std::size_t bytes = 0, const void* p = nullptr) {
-  std::string m = call;
-  if (bytes != 0) m += " of " + std::to_string(bytes) + " B";
-  if (p != nullptr) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, " on %p", p);
-    m += buf;
-  }
-  return m + " failed: " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
-}
-
-// Hot-path check: records the message for the calling thread and clears the sticky error state.
-bool ok(cudaError_t status, const char* call, std::size_t bytes = 0, const void* p = nullptr) noexcept {
-  if (status == cudaSuccess) [[likely]] return true;
-  (void)cudaGetLastError();
-  try {
-    set_last_error(describe(call, status, bytes, p));
-  } catch (...) {
-    set_last_error(call);
-  }
-  return false;
-}
-
-// Set-up check: throws.
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw std::runtime_error(describe(call, status));
-  }
-}
-
-// Tear-down check (destructors): reports to stderr.
-void report(cudaError_t status, const char* call) noexcept {
-  if (status == cudaSuccess) return;
-  (void)cudaGetLastError();
-  std::fprintf(stderr, "bench: peer teardown: %s failed: %s: %s\n", call, cudaGetErrorName(status),
-               cudaGetErrorString(status));
-}
+using cuda_status::check;
+using cuda_status::ok;
+using cuda_status::report;
 
 class peer_base : public peer {
  public:
@@ -234,7 +195,7 @@ std::unique_ptr<peer> make_peer(std::string_view name, int device) {
   if (name == "cudaMalloc") return std::make_unique<cuda_malloc_peer>(device);
   if (name == "cudaMallocAsync") return std::make_unique<cuda_malloc_async_peer>(device);
   if (name == "cub") return std::make_unique<cub_peer>(device);
-  throw std::invalid_argument("bench: no peer named '" + std::string(name) + "'");
+  throw std::invalid_argument("no peer named '" + std::string(name) + "'");
 }
 
 #else  // !CUDAPOOL_HAS_CUDA
@@ -242,9 +203,9 @@ std::unique_ptr<peer> make_peer(std::string_view name, int device) {
 std::vector<std::string> peer_names() { return {}; }
 
 std::unique_ptr<peer> make_peer(std::string_view name, int) {
-  throw std::invalid_argument("bench: peer '" + std::string(name) + "' needs the CUDA toolkit at build time");
+  throw std::invalid_argument("peer '" + std::string(name) + "' needs the CUDA toolkit at build time");
 }
 
 #endif
 
-}  // namespace bench
+}  // namespace cudapool::peers

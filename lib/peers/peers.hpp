@@ -1,6 +1,7 @@
-// peers.hpp - the allocators a user would otherwise use, behind one small interface, so that every
-// bench workload runs them exactly as it runs the pools (bench_allocator.hpp puts both behind one
-// handle). Built with the CUDA toolkit only (CUDAPOOL_HAS_CUDA); without it there are no peers.
+// peers.hpp - the allocators a user would otherwise use, behind one small interface, so that bench
+// and stress run them exactly as they run the pools (bench's bench_allocator.hpp and stress's
+// allocator_under_test put both behind one handle). Target cudapool_peers (a static library for the
+// tools, not installed). With the CUDA toolkit at build time only; without it there are no peers.
 //
 //   cudaMalloc       cudaMalloc / cudaFree.
 //   cudaMallocAsync  the default memory pool of the device, with cudaMemPoolAttrReleaseThreshold
@@ -14,7 +15,7 @@
 //
 // Every CUDA status is checked. A failing call makes allocate() return nullptr (deallocate()
 // false) and leaves a message naming the call, the CUDA error and the size in last_error() of the
-// calling thread; the workloads turn that into state.SkipWithError.
+// calling thread; bench's workloads turn that into state.SkipWithError.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,7 @@
 
 #include "cudapool/types.hpp"
 
-namespace bench {
+namespace cudapool::peers {
 
 // The message of the last failed peer (or pool) call on this thread.
 [[nodiscard]] const std::string& last_error() noexcept;
@@ -63,4 +64,4 @@ class peer {
 // Throws std::runtime_error (with the failing CUDA call) when the peer cannot be set up.
 [[nodiscard]] std::unique_ptr<peer> make_peer(std::string_view name, int device);
 
-}  // namespace bench
+}  // namespace cudapool::peers

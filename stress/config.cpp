@@ -1,0 +1,227 @@
+// config.cpp - parsing and validation of a stress configuration (see config.hpp).
+#include "config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "format.hpp"
+#include "peers.hpp"
+#include "registry.hpp"
+
+namespace cudapool::stress {
+
+namespace {
+
+constexpr unsigned max_threads = 4095;  // (thread + 1) fits the tag's 12 high bits
+constexpr unsigned max_streams = 1024;
+
+bool is_fraction(double v) noexcept { return v >= 0.0 && v <= 1.0; }  // false for NaN
+
+template <class T>
+bool parse_number(std::string_view text, T& value) noexcept {
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc{} && ptr == end;
+}
+
+}  // namespace
+
+std::string_view to_string(backend_choice b) noexcept {
+  switch (b) {
+    case backend_choice::automatic:
+      return "auto";
+    case backend_choice::cuda:
+      return "cuda";
+    case backend_choice::sim:
+      return "sim";
+  }
+  return "?";
+}
+
+std::string_view to_string(fault f) noexcept {
+  switch (f) {
+    case fault::none:
+      return "none";
+    case fault::early_reuse:
+      return "early-reuse";
+    case fault::double_handout:
+      return "double-handout";
+  }
+  return "?";
+}
+
+backend_choice parse_backend_choice(std::string_view text) {
+  for (backend_choice b : {backend_choice::automatic, backend_choice::cuda, backend_choice::sim}) {
+    if (text == to_string(b)) return b;
+  }
+  throw config_error("--backend: unknown backend '" + std::string(text) + "' (expected auto, cuda or sim)");
+}
+
+std::string_view to_string(pool_options::transfer_layer l) noexcept {
+  switch (l) {
+    case pool_options::transfer_layer::concurrent_queue:
+      return "queue";
+    case pool_options::transfer_layer::mutex_batches:
+      return "mutex";
+    case pool_options::transfer_layer::lockfree_stack:
+      return "stack";
+  }
+  return "?";
+}
+
+pool_options::transfer_layer parse_transfer_layer(std::string_view text) {
+  using layer = pool_options::transfer_layer;
+  for (layer l : {layer::concurrent_queue, layer::mutex_batches, layer::lockfree_stack}) {
+    if (text == to_string(l)) return l;
+  }
+  throw config_error("--tls-transfer: unknown layer '" + std::string(text) + "' (expected queue, mutex or stack)");
+}
+
+fault parse_fault(std::string_view text) {
+  for (fault f : {fault::none, fault::early_reuse, fault::double_handout}) {
+    if (text == to_string(f)) return f;
+  }
+  throw config_error("--inject: unknown fault '" + std::string(text) +
+                     "' (expected none, early-reuse or double-handout)");
+}
+
+std::vector<trace_record> load_trace(const std::string& path) {
+  const std::string where = "--sizes=trace:" + path;
+  std::ifstream in(path);
+  if (!in) throw config_error(where + ": cannot read the file: " + std::strerror(errno));
+  std::vector<trace_record> records;
+  bool any_allocation = false;
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::vector<std::string_view> fields;
+    for (std::string_view rest(line.data() + first, line.size() - first);;) {
+      const std::size_t comma = rest.find(',');
+      fields.push_back(rest.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (fields.size() == 4 && fields[0] == "op") continue;  // the CSV header
+    const auto bad = [&](const std::string& why) {
+      return config_error(where + ": line " + std::to_string(number) + ": " + why + ": '" + line + "'");
+    };
+    if (fields.size() != 4) throw bad("expected op,id,bytes,stream");
+    trace_record r;
+    if (fields[0] == "a") {
+      r.allocate = true;
+    } else if (fields[0] != "f") {
+      throw bad("op must be a or f");
+    }
+    if (!parse_number(fields[1], r.id)) throw bad("id is not a number");
+    if (!parse_number(fields[2], r.bytes)) throw bad("bytes is not a number");
+    if (!parse_number(fields[3], r.stream)) throw bad("stream is not a number");
+    if (r.allocate && r.bytes == 0) throw bad("an allocation of 0 bytes");
+    any_allocation = any_allocation || r.allocate;
+    records.push_back(r);
+  }
+  if (in.bad()) throw config_error(where + ": reading the file failed");
+  if (!any_allocation) throw config_error(where + ": the trace has no allocations");
+  return records;
+}
+
+size_spec parse_size_spec(std::string_view text) {
+  size_spec spec;
+  spec.text = std::string(text);
+  if (text == "classes") return spec;
+  if (text == "mixed") {
+    spec.what = size_spec::kind::mixed;
+    return spec;
+  }
+  if (text.starts_with("fixed:")) {
+    std::string_view number = text.substr(6);
+    std::size_t unit = 1;
+    if (!number.empty()) {
+      switch (number.back()) {
+        case 'K': case 'k': unit = std::size_t{1} << 10; break;
+        case 'M': case 'm': unit = std::size_t{1} << 20; break;
+        case 'G': case 'g': unit = std::size_t{1} << 30; break;
+        default: break;
+      }
+      if (unit != 1) number.remove_suffix(1);
+    }
+    std::size_t count = 0;
+    if (!parse_number(number, count) || count > (std::size_t{1} << 40) / unit) {
+      throw config_error("--sizes=" + spec.text + ": '" + std::string(text.substr(6)) +
+                         "' is not a byte count (a number, optionally followed by K, M or G)");
+    }
+    spec.what = size_spec::kind::fixed;
+    spec.fixed_bytes = count * unit;
+    return spec;
+  }
+  if (text.starts_with("trace:")) {
+    spec.what = size_spec::kind::trace;
+    spec.trace_path = std::string(text.substr(6));
+    if (spec.trace_path.empty()) throw config_error("--sizes=trace:FILE: the file name is missing");
+    spec.trace = load_trace(spec.trace_path);
+    return spec;
+  }
+  throw config_error("--sizes: unknown size spec '" + spec.text + "' (expected fixed:BYTES, classes, mixed or trace:FILE)");
+}
+
+namespace {
+
+// A peer runs where it has a device (the CUDA backend) and as it is (no fault decorators).
+void validate_peer(const stress_config& c) {
+  const std::vector<std::string> names = peers::peer_names();
+  if (std::find(names.begin(), names.end(), c.allocator) == names.end()) {
+    std::string list(pool_allocator);
+    for (const std::string& n : names) list += ", " + n;
+    throw config_error("--allocator: unknown allocator '" + c.allocator + "'; available: " + list +
+                       (names.empty() ? " (the peers need a build with the CUDA toolkit)" : ""));
+  }
+  if (c.backend == backend_choice::sim) {
+    throw config_error("--allocator=" + c.allocator + " runs on the CUDA backend only, not on --backend=sim");
+  }
+  if (c.inject != fault::none) {
+    throw config_error("--inject decorates a cudapool pool; it does not apply to --allocator=" + c.allocator);
+  }
+}
+
+}  // namespace
+
+void validate(const stress_config& c) {
+  const std::vector<std::string> variants = available_variants();
+  if (std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {
+    std::string list;
+    for (const std::string& v : variants) list += (list.empty() ? "" : ", ") + v;
+    throw config_error("--variant: unknown or unbuilt variant '" + c.variant + "'; available: " + list);
+  }
+  if (c.allocator != pool_allocator) validate_peer(c);
+  if (c.threads < 1 || c.threads > max_threads) {
+    throw config_error("--threads must be in [1, " + std::to_string(max_threads) + "], got " + std::to_string(c.threads));
+  }
+  if (c.streams < 1 || c.streams > max_streams) {
+    throw config_error("--streams must be in [1, " + std::to_string(max_streams) + "], got " + std::to_string(c.streams));
+  }
+  if (c.duration_seconds && c.ops) throw config_error("--duration and --ops are mutually exclusive");
+  if (c.duration_seconds && !(*c.duration_seconds > 0.0 && std::isfinite(*c.duration_seconds))) {
+    throw config_error("--duration must be a positive number of seconds, got " + format_double(*c.duration_seconds));
+  }
+  if (c.ops && *c.ops == 0) throw config_error("--ops must be at least 1");
+  if (!is_fraction(c.handoff)) throw config_error("--handoff must be a fraction in [0, 1], got " + format_double(c.handoff));
+  if (!is_fraction(c.cross_stream)) {
+    throw config_error("--cross-stream must be a fraction in [0, 1], got " + format_double(c.cross_stream));
+  }
+  if (c.sizes.what == size_spec::kind::fixed && c.sizes.fixed_bytes < 4) {
+    throw config_error("--sizes=fixed:BYTES needs at least 4 bytes (blocks are stamped in 32-bit words)");
+  }
+  if (c.sizes.what == size_spec::kind::trace &&
+      std::none_of(c.sizes.trace.begin(), c.sizes.trace.end(), [](const trace_record& r) { return r.allocate; })) {
+    throw config_error("--sizes=trace:" + c.sizes.trace_path + ": the trace has no allocations");
+  }
+  if (c.max_live_blocks < 1) throw config_error("max_live_blocks must be at least 1");
+  if (c.sim_max_latency.count() < 0) throw config_error("sim_max_latency must not be negative");
+}
+
+}  // namespace cudapool::stress
