@@ -185,6 +185,29 @@ def section_serve(pg, bench):
             for a in plot.alloc_order(errs):
                 for t in sorted(errs[a]):
                     pg.add(f"- `serve/{a}/{mode}` at {t} threads: {errs[a][t]}")
+        # The targets, as read from this run (pools: every allocator that is not a peer).
+        pools = [a for a in allocs if a not in PEERS]
+        checks = []
+        if mode == "small" and any(best_peer.values()):
+            at = [t for t in (16, 64) if best_peer.get(t)]
+            worst = min(((ratio(ips.get(a, {}).get(t), best_peer[t]) or 0.0, a, t) for a in pools for t in at),
+                        default=None)
+            if worst:
+                checks.append(f"lowest x best peer at {' and '.join(map(str, at))} threads: {fmt(worst[0])} "
+                              f"({worst[1]}, {worst[2]} threads; target >= 4)")
+        if mode == "mixed":
+            worst = min(((ratio(ips.get(a, {}).get(t), best_run[t]) or 0.0, a, t) for a in pools for t in ts
+                         if best_run.get(t)), default=None)
+            if worst:
+                checks.append(f"lowest x best of run: {fmt(worst[0])} ({worst[1]}, {worst[2]} threads; target >= 0.98)")
+        pool_fail = sum(v for a in pools for v in fails.get(a, {}).values())
+        pool_err = sum(len(errs.get(a, {})) for a in pools)
+        checks.append(f"failures of the pools: {fmt(pool_fail)}" + (f", plus {pool_err} benchmarks ended with an error"
+                                                                    if pool_err else "") + " (target 0)")
+        peer_fail = {p: sum(fails[p].values()) for p in PEERS if p in fails}
+        if peer_fail:
+            checks.append("failures of the peers: " + ", ".join(f"{p} {fmt(v)}" for p, v in peer_fail.items()))
+        pg.add("", f"serve/{mode} in this run: " + "; ".join(checks) + ".")
         by_alloc = {a: v for a, v in ips.items()}
         for p in plot.plot_threads(pg.plots_dir, bench.context, "serve", mode, by_alloc, set()):
             pg.image(p, os.path.basename(p))
