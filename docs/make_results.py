@@ -11,7 +11,8 @@ torch*.json (torch), stress_<variant>.json and soak*.log (soak), stress_peer_<al
 (bench/run_suite.sh). Every figure on the page comes from those files; a missing input gives a
 line saying it was not in this run. Sections, in order: serve, PyTorch, replay, pair scaling and
 prodcons, other microbenchmarks, peers under stress, pool stress and soaks (with tests, injected
-faults and the sanitizer). Plots go to --plots (default: results/plots beside --out) and are linked
+faults and the sanitizer). Plots go to --plots (default: results/plots beside --out; the *.png there
+are replaced) and are linked
 relative to the page. --date, --host and --command default to what the run's files say.
 """
 import argparse
