@@ -12,8 +12,7 @@ torch*.json (torch), stress_<variant>.json and soak*.log (soak), stress_peer_<al
 line saying it was not in this run. Sections, in order: serve, PyTorch, replay, pair scaling and
 prodcons, other microbenchmarks, peers under stress, pool stress and soaks (with tests, injected
 faults and the sanitizer). Plots go to --plots (default: results/plots beside --out; the *.png there
-are replaced) and are linked
-relative to the page. --date, --host and --command default to what the run's files say.
+are replaced) and are linked relative to the page. --date, --host and --command default to what the run's files say.
 """
 import argparse
 import collections
