@@ -10,7 +10,7 @@
 //               exists, relative to the current directory); --traces= (empty) replays none of it.
 //   --trace     one more trace file to replay (repeatable).
 //
-// The GPU suite (docs/results):
+// The GPU suite (docs/results.md, made by docs/make_results.py from one run's directory):
 //   bench --backend=cuda --benchmark_min_time=0.1 --benchmark_repetitions=3
 //         --benchmark_report_aggregates_only=true --benchmark_out=bench.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
@@ -61,7 +61,7 @@ std::vector<allocator_config> allocators(bool with_peers) {
   }
   // Option variations, measured on pair/4096 only (the issue-4/5 plots): validation off, and the
   // backoff sweep behind lockfree's default (min_spins, max_spins) = {64, 4096}, the best of the sweep
-  // on the H200 host on 2026-11-29 (docs/results.md).
+  // on the H200 host on 2026-11-29 (docs/results/archive/results-2026-12-01-handwritten.md).
   const auto built = [&](std::string_view v) { return std::find(variants.begin(), variants.end(), v) != variants.end(); };
   cudapool::pool_options unchecked;
   unchecked.atomic_free_check = false;

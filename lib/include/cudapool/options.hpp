@@ -12,7 +12,7 @@ namespace cudapool {
 // Bounded exponential backoff after a failed CAS in the lock-free stacks: spin min_spins pause
 // instructions, doubling up to max_spins. max_spins = 0 disables it. The default is the best of
 // the sweep measured on the H200 host (16 threads on one class: 35.9 M pairs/s against 21.2 M with
-// {4, 256} and 1.9 M without backoff; docs/results.md).
+// {4, 256} and 1.9 M without backoff; docs/results/archive/results-2026-12-01-handwritten.md).
 struct backoff_options {
   unsigned min_spins = 64;
   unsigned max_spins = 4096;
@@ -74,15 +74,17 @@ struct pool_options {
   std::size_t cache_budget_bytes = std::size_t{256} << 20;
   // The tls variant's batch, the unit the transfer layer moves and a cache refills: about this many
   // bytes of blocks, clamp(tls_batch_bytes / block bytes, 2, 64) blocks. A thread's cache holds up
-  // to 4 batches per class. Measured on the H200 host (docs/results.md, "Fifth H200 run"):
+  // to 4 batches per class. Measured on the H200 host
+  // (docs/results/archive/results-2026-12-01-handwritten.md, "Fifth H200 run"):
   // producer -> consumer at 16 threads 64 KiB 78-89, 128 KiB 93-104, 256 KiB 114 M pairs/s (4 KiB
   // blocks: batches of 16, 32, 64); larson and pair the same within noise.
   std::size_t tls_batch_bytes = std::size_t{256} << 10;
   // The tls variant's transfer layer, which moves whole batches between thread caches: a lock-free
   // moodycamel::ConcurrentQueue of batches per class, or a mutex per class over a vector of
   // batches (tcmalloc's transfer cache). Measured side by side on the H200 host (bench labels
-  // tls and tls-mutex, docs/results.md): producer -> consumer at 16 threads 22-25 against 5.7-5.9
-  // M pairs/s; larson within 3-7%; pair at 64 threads 3-6% faster, at 16 threads 16-18% slower.
+  // tls and tls-mutex, docs/results/archive/results-2026-12-01-handwritten.md): producer ->
+  // consumer at 16 threads 22-25 against 5.7-5.9 M pairs/s; larson within 3-7%; pair at 64
+  // threads 3-6% faster, at 16 threads 16-18% slower.
   // The queue is the default: it serves blocks that move between threads, which is what the
   // layer is for.
   // A third layer, a lock-free stack of batch heads (tagged Treiber stacks of batch nodes, with a

@@ -1,0 +1,645 @@
+#!/usr/bin/python3
+"""Writes docs/results.md, the results page, from ONE GPU-suite output directory.
+
+  /usr/bin/python3 docs/make_results.py RUN_DIR [--date D] [--host H] [--command C] [--note N]
+                                        [--out docs/results.md] [--plots DIR]
+
+(matplotlib from Debian's python3-matplotlib; bench/plot.py is imported for parsing and plots.)
+RUN_DIR holds what `.ci/gpu-suite OUT <part>` writes: bench.json (bench), workloads.json and
+torch*.json (torch), stress_<variant>.json and soak*.log (soak), stress_peer_<allocator>.json
+(peers), tests.log and faults.log (tests), sanitizer.log (sanitizer), command.txt
+(bench/run_suite.sh). Every figure on the page comes from those files; a missing input gives a
+line saying it was not in this run. Sections, in order: serve, PyTorch, replay, pair scaling and
+prodcons, other microbenchmarks, peers under stress, pool stress and soaks (with tests, injected
+faults and the sanitizer). Plots go to --plots (default: results/plots beside --out; the *.png there
+are replaced) and are linked relative to the page. --date, --host and --command default to what the run's files say.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
+import plot  # noqa: E402  (bench/plot.py: load, alloc_order, plot_threads, plot_replay, fmt)
+
+plt = plot.plt
+plot.ITEM_LABEL.setdefault("serve", "requests")
+PEERS = plot.PEERS
+BASELINE = plot.BASELINE
+fmt = plot.fmt
+ratio = plot.ratio
+NOT_IN_RUN = "_Not in this run_"
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"note: cannot read {path}: {e}", file=sys.stderr)
+        return None
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+class Page:
+    def __init__(self, run_dir, out, plots_dir):
+        self.run_dir, self.out, self.plots_dir = run_dir, out, plots_dir
+        self.lines = []
+        self.used = []  # input files read
+
+    def rel(self, path):
+        return os.path.relpath(path, os.path.dirname(os.path.abspath(self.out)))
+
+    def src(self, name):
+        path = os.path.join(self.run_dir, name)
+        return path if os.path.exists(path) else None
+
+    def link(self, path):
+        return f"[{os.path.basename(path)}]({self.rel(path)})"
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def image(self, path, alt):
+        self.add("", f"![{alt}]({self.rel(path)})")
+
+
+# ---------------------------------------------------------------------------------------------
+# bench.json
+
+
+class Bench:
+    def __init__(self, path):
+        self.path = path
+        self.context, rows, self.errors = plot.load(path) if path else ({}, [], [])
+        self.rows = rows
+        # (workload, param) -> alloc -> threads -> Row
+        self.by = collections.defaultdict(lambda: collections.defaultdict(dict))
+        for r in rows:
+            self.by[(r.workload, r.param)][r.alloc][r.threads] = r
+        # (workload, param) -> alloc -> threads -> error message (plot.load drops these rows)
+        self.failed = collections.defaultdict(lambda: collections.defaultdict(dict))
+        for e in self.errors:
+            name, _, msg = e.partition(": ")
+            parsed = plot.parse_name(name)
+            if parsed:
+                w, a, p, t = parsed
+                self.failed[(w, p)][a][t] = msg
+
+    def workload(self, name):
+        return {p: allocs for (w, p), allocs in self.by.items() if w == name}
+
+    def series(self, workload, param, metric="items_per_second"):
+        """alloc -> threads -> value."""
+        out = {}
+        for a, ts in self.by.get((workload, param), {}).items():
+            vals = {t: r.get(metric) for t, r in ts.items() if r.get(metric) is not None}
+            if vals:
+                out[a] = vals
+        return out
+
+
+def threads_of(series):
+    return sorted({t for ts in series.values() for t in ts})
+
+
+# ---------------------------------------------------------------------------------------------
+# sections
+
+
+def section_serve(pg, bench):
+    pg.add("", "## Serve: a multi-threaded server (bench `serve/<allocator>/<small|mixed>`)", "")
+    modes = [m for m in ("small", "mixed") if bench.series("serve", m) or bench.failed.get(("serve", m))]
+    if not modes:
+        pg.add(f"{NOT_IN_RUN}: no `serve/` benchmark in "
+               f"{'`bench.json`' if bench.path else 'this directory (no `bench.json`)'}.")
+        return
+    pg.add("Each host thread serves requests on its own stream (allocate keys and output and, on the "
+           "GPU, CUB's sort storage; the device work checked on the device; stream-ordered frees). "
+           "Requests/s are aggregate over all threads (`items_per_second`, median of the repetitions). "
+           "`x best peer`: the allocator's requests/s over the best of "
+           f"{', '.join(PEERS)} at the same thread count; `x best of run`: over the best allocator "
+           "of the run at that count.")
+    for mode in modes:
+        ips = bench.series("serve", mode)
+        fails = bench.series("serve", mode, "failures")
+        waits = bench.series("serve", mode, "stream_waits_per_1k_allocs")
+        reserved = bench.series("serve", mode, "reserved_MiB")
+        errs = bench.failed.get(("serve", mode), {})
+        allocs = plot.alloc_order(set(ips) | set(errs))
+        ts = sorted(set(threads_of(ips)) | {t for e in errs.values() for t in e})
+        what = {"small": "256-8K keys per request, host-bound", "mixed": "1K-1M keys per request, GPU-bound"}[mode]
+        pg.add("", f"### serve/{mode} ({what})", "")
+
+        def cell(a, t, v, f=fmt):
+            if t in errs.get(a, {}):
+                return "error"
+            return f(v)
+
+        rows = [[a] + [cell(a, t, ips.get(a, {}).get(t) / 1e3 if ips.get(a, {}).get(t) else None) for t in ts]
+                for a in allocs]
+        pg.add("Requests/s (thousands):", "")
+        pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
+        best_peer = {t: max((ips[p][t] for p in PEERS if t in ips.get(p, {})), default=None) for t in ts}
+        best_run = {t: max((ips[a][t] for a in ips if t in ips[a]), default=None) for t in ts}
+        if any(best_peer.values()):
+            rows = [[a] + [cell(a, t, ratio(ips.get(a, {}).get(t), best_peer[t])) for t in ts]
+                    for a in allocs if a not in PEERS]
+            pg.add("", "x best peer (requests/s over the best peer's at the same thread count):", "")
+            pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
+        else:
+            pg.add("", "x best peer: no peer measured in this run (peers run on the CUDA backend only).")
+        rows = [[a] + [cell(a, t, ratio(ips.get(a, {}).get(t), best_run[t])) for t in ts] for a in allocs]
+        pg.add("", "x best of run (requests/s over the best allocator's at the same thread count):", "")
+        pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
+        rows = []
+        for a in allocs:
+            rows.append([a] + [cell(a, t, fails.get(a, {}).get(t)) for t in ts]
+                        + [cell(a, t, waits.get(a, {}).get(t)) for t in ts]
+                        + [cell(a, t, reserved.get(a, {}).get(t)) for t in ts])
+        pg.add("", "`failures`: results the device saw wrong (cuda: requests; sim: checks, two per request); "
+               "`stream_waits_per_1k_allocs`: device-side waits of one stream on another per 1000 "
+               "allocations (pools only; – for peers); `reserved_MiB`: the pool's reserved bytes at the end.", "")
+        pg.add(*table(["allocator"] + [f"failures @{t}" for t in ts] + [f"waits/1k @{t}" for t in ts]
+                      + [f"reserved MiB @{t}" for t in ts], rows))
+        if errs:
+            pg.add("", "Benchmarks that ended with an error (a cudapool variant whose results were wrong "
+                   "ends its benchmark with an error):", "")
+            for a in plot.alloc_order(errs):
+                for t in sorted(errs[a]):
+                    pg.add(f"- `serve/{a}/{mode}` at {t} threads: {errs[a][t]}")
+        # The issue's targets, as read from this run (pools: every allocator that is not a peer).
+        pools = [a for a in allocs if a not in PEERS]
+        checks = []
+        if mode == "small" and any(best_peer.values()):
+            at = [t for t in (16, 64) if best_peer.get(t)]
+            worst = min(((ratio(ips.get(a, {}).get(t), best_peer[t]) or 0.0, a, t) for a in pools for t in at),
+                        default=None)
+            if worst:
+                checks.append(f"lowest x best peer at {' and '.join(map(str, at))} threads: {fmt(worst[0])} "
+                              f"({worst[1]}, {worst[2]} threads; target >= 4)")
+        if mode == "mixed":
+            worst = min(((ratio(ips.get(a, {}).get(t), best_run[t]) or 0.0, a, t) for a in pools for t in ts
+                         if best_run.get(t)), default=None)
+            if worst:
+                checks.append(f"lowest x best of run: {fmt(worst[0])} ({worst[1]}, {worst[2]} threads; target >= 0.98)")
+        pool_fail = sum(v for a in pools for v in fails.get(a, {}).values())
+        pool_err = sum(len(errs.get(a, {})) for a in pools)
+        checks.append(f"failures of the pools: {fmt(pool_fail)}" + (f", plus {pool_err} benchmarks ended with an error"
+                                                                    if pool_err else "") + " (target 0)")
+        peer_fail = {p: sum(fails[p].values()) for p in PEERS if p in fails}
+        if peer_fail:
+            checks.append("failures of the peers: " + ", ".join(f"{p} {fmt(v)}" for p, v in peer_fail.items()))
+        pg.add("", f"serve/{mode} in this run: " + "; ".join(checks) + ".")
+        by_alloc = {a: v for a, v in ips.items()}
+        for p in plot.plot_threads(pg.plots_dir, bench.context, "serve", mode, by_alloc, set()):
+            pg.image(p, os.path.basename(p))
+
+
+def section_torch(pg):
+    pg.add("", "## PyTorch workloads (`workloads.py`, one process per allocator)", "")
+    path = pg.src("workloads.json")
+    data = read_json(path) if path else None
+    if not data or not data.get("rows"):
+        pg.add(f"{NOT_IN_RUN}: no `workloads.json` (gpu-suite `torch` part).")
+    else:
+        pg.used.append(path)
+        rows = data["rows"]
+        runs = data.get("runs", {})
+        any_run = next(iter(runs.values()), {}) if isinstance(runs, dict) else {}
+        cfg = any_run.get("config", {})
+        pg.add(f"From {pg.link(path)}: device {any_run.get('device', '?')}, torch {any_run.get('torch', '?')} "
+               f"(CUDA {any_run.get('cuda', '?')}), {cfg.get('steps', '?')} steps per workload after "
+               f"{cfg.get('warmup', '?')} warm-up, workloads in order "
+               f"{', '.join(cfg.get('workloads', [])) or '?'} in one process per allocator. Step time: the median "
+               "over the steps; memory: device memory in use by the process after the workload minus its "
+               "baseline (the process keeps what it reserved, so later workloads include earlier peaks). "
+               "`x torch` / `x expandable`: against PyTorch's own allocator without / with "
+               "`expandable_segments:True` on the same workload.")
+        for n in data.get("notes", []):
+            pg.add(f"- note from the run: {n}")
+        workloads = list(dict.fromkeys(r["workload"] for r in rows))
+        allocs = list(dict.fromkeys(r["allocator"] for r in rows))
+        get = {(r["workload"], r["allocator"]): r for r in rows}
+        for w in workloads:
+            t = get.get((w, "torch"), {})
+            e = get.get((w, "torch-expandable"), {})
+            out = []
+            for a in allocs:
+                r = get.get((w, a))
+                if not r:
+                    continue
+                ms, mib = r.get("median_step_ms"), r.get("used_over_baseline_mib")
+                out.append([a, fmt(ms), fmt(ratio(ms, t.get("median_step_ms"))), fmt(ratio(ms, e.get("median_step_ms"))),
+                            fmt(r.get("p90_step_ms")), fmt(mib), fmt(ratio(mib, t.get("used_over_baseline_mib"))),
+                            fmt(ratio(mib, e.get("used_over_baseline_mib"))),
+                            fmt(r.get("peak_used_over_baseline_mib")),
+                            {True: "yes", False: "**no**"}.get(r.get("values_match_torch"), "–")])
+            pg.add("", f"### {w}", "")
+            pg.add(*table(["allocator", "median step ms", "x torch", "x expandable", "p90 ms", "MiB over baseline",
+                           "x torch", "x expandable", "peak MiB", "losses/checksums = torch"], out))
+        for p in torch_plots(pg, workloads, allocs, get):
+            pg.image(p, os.path.basename(p))
+    # train_compare.py: torch.json (the library's default variant), torch_<variant>.json.
+    files = sorted(glob.glob(os.path.join(pg.run_dir, "torch.json")) + glob.glob(os.path.join(pg.run_dir, "torch_*.json")))
+    pg.add("", "### train_compare.py (one training loop, losses compared bitwise)", "")
+    out = []
+    for f in files:
+        d = read_json(f)
+        if not isinstance(d, dict) or "verdict" not in d:
+            continue
+        pg.used.append(f)
+        cp = d.get("runs", {}).get("cudapool", {})
+        tr = d.get("runs", {}).get("torch", {})
+        out.append([pg.link(f), cp.get("cudapool_variant") or "(default)", d.get("verdict", "?"),
+                    fmt(tr.get("median_step_ms")), fmt(cp.get("median_step_ms")), fmt(d.get("median_ratio")),
+                    "; ".join(d.get("problems") or []) or "none"])
+    if out:
+        pg.add(*table(["file", "variant", "verdict", "torch median ms", "cudapool median ms", "x torch", "problems"], out))
+    else:
+        pg.add(f"{NOT_IN_RUN}: no `torch.json` / `torch_<variant>.json`.")
+
+
+def grouped_bars(path, groups, series, values, ylabel, title, ref_line=None):
+    """values: (group, series) -> value. Writes a grouped bar chart; returns path or None."""
+    if not any(v is not None for v in values.values()):
+        return None
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.0 + 0.35 * len(groups) * len(series)), 4.8))
+    for i, s in enumerate(series):
+        xs, ys = [], []
+        for j, g in enumerate(groups):
+            v = values.get((g, s))
+            if v is not None:
+                xs.append(j + (i - (len(series) - 1) / 2) * width)
+                ys.append(v)
+        if xs:
+            ax.bar(xs, ys, width=width, label=s, hatch="//" if not s.startswith("cudapool") else None)
+    if ref_line is not None:
+        ax.axhline(ref_line, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=min(5, len(series)), loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def torch_plots(pg, workloads, allocs, get):
+    written = []
+    step = {}
+    mem = {}
+    for w in workloads:
+        t = get.get((w, "torch"), {})
+        for a in allocs:
+            r = get.get((w, a))
+            if r:
+                step[(w, a)] = ratio(r.get("median_step_ms"), t.get("median_step_ms"))
+                mem[(w, a)] = r.get("used_over_baseline_mib")
+    p = grouped_bars(os.path.join(pg.plots_dir, "torch_step_time.png"), workloads, allocs, step,
+                     "median step time / PyTorch's allocator's", "PyTorch workloads: step time", 1.0)
+    if p:
+        written.append(p)
+    p = grouped_bars(os.path.join(pg.plots_dir, "torch_memory.png"), workloads, allocs, mem,
+                     "device MiB in use over baseline, after the workload", "PyTorch workloads: process memory")
+    if p:
+        written.append(p)
+    return written
+
+
+def section_replay(pg, bench):
+    pg.add("", "## Replay of recorded traces (bench `replay/<allocator>/<trace>[/immediate]`)", "")
+    params = bench.workload("replay")
+    if not params:
+        pg.add(f"{NOT_IN_RUN}: no `replay/` benchmark in "
+               f"{'`bench.json`' if bench.path else 'this directory (no `bench.json`)'}.")
+        return
+    traces = sorted({p.replace("/immediate", "") for p in params})
+    rows = {}  # (trace, alloc) -> (ordered Row, immediate Row)
+    for p, allocs in params.items():
+        tr, imm = p.replace("/immediate", ""), p.endswith("/immediate")
+        for a, ts in allocs.items():
+            r = ts.get(1) or next(iter(ts.values()))
+            cur = rows.setdefault((tr, a), [None, None])
+            cur[1 if imm else 0] = r
+    allocs = plot.alloc_order({a for (_, a) in rows})
+
+    def ns(r):
+        ips = r.get("items_per_second") if r else None
+        return 1e9 / ips if ips else None
+
+    pg.add("One thread replays each trace's allocations and frees (frees stream-ordered on the trace's stream, "
+           "as recorded; `/immediate`: immediate frees, pools only). Medians of the repetitions. "
+           f"`x {BASELINE}`: its ns per operation over the allocator's, both stream-ordered (> 1: faster). "
+           "reserved/live: peak bytes reserved from the device over peak bytes live in the trace "
+           "(– where the allocator cannot tell).")
+    live = {}
+    for (tr, a), (o, i) in rows.items():
+        v = (o or i).get("peak_live_MiB")
+        if v is not None:
+            live[tr] = v
+    if live:
+        pg.add("", "Peak live MiB per trace: " + ", ".join(f"{t} {fmt(live[t])}" for t in traces if t in live) + ".")
+    head = ["allocator"] + traces
+
+    def grid(f):
+        return [[a] + [f(rows.get((t, a), [None, None])) for t in traces] for a in allocs
+                if any(rows.get((t, a)) for t in traces)]
+
+    pg.add("", "### ns per operation: stream-ordered (immediate)", "")
+    pg.add(*table(head, grid(lambda oi: fmt(ns(oi[0])) + (f" ({fmt(ns(oi[1]))})" if oi[1] else ""))))
+    base = {t: ns(rows.get((t, BASELINE), [None, None])[0]) for t in traces}
+    pg.add("", f"### x {BASELINE} (stream-ordered)", "")
+    if any(base.values()):
+        out = []
+        for a in allocs:
+            cells = [fmt(ratio(base[t], ns(rows.get((t, a), [None, None])[0]))) for t in traces]
+            out.append([a] + cells)
+        pg.add(*table(head, out))
+    else:
+        pg.add(f"{NOT_IN_RUN}: {BASELINE} was not measured (CUDA backend only).")
+    pg.add("", "### peak reserved / peak live (stream-ordered; immediate in parentheses where it differs)", "")
+
+    def rl(oi):
+        o = oi[0].get("reserved_over_live") if oi[0] else None
+        i = oi[1].get("reserved_over_live") if oi[1] else None
+        s = fmt(o)
+        if i is not None and (o is None or abs(i - o) > 5e-4):
+            s += f" ({fmt(i)})"
+        return s
+
+    pg.add(*table(head, grid(rl)))
+    for p in plot.plot_replay(pg.plots_dir, bench.context, replay_rows(params), set()):
+        pg.image(p, os.path.basename(p))
+
+
+def replay_rows(params):
+    """plot.plot_replay's input: trace param -> alloc -> Row."""
+    return {p: {a: (ts.get(1) or next(iter(ts.values()))) for a, ts in allocs.items()} for p, allocs in params.items()}
+
+
+def scaling_table(pg, series, what, extra_ns=False):
+    ts = threads_of(series)
+    base = series.get(BASELINE, {})
+    head = ["allocator"] + [f"{t}" for t in ts]
+    if extra_ns and 1 in ts:
+        head.append("ns/pair @1")
+    t_cmp = 16 if 16 in ts else (ts[-1] if ts else None)
+    if base and t_cmp:
+        head.append(f"x {BASELINE} @{t_cmp}")
+    rows = []
+    for a in plot.alloc_order(series):
+        v = series[a]
+        r = [a] + [fmt(v[t] / 1e6) if t in v else "–" for t in ts]
+        if extra_ns and 1 in ts:
+            r.append(fmt(1e9 / v[1]) if v.get(1) else "–")
+        if base and t_cmp:
+            r.append(fmt(ratio(v.get(t_cmp), base.get(t_cmp))))
+        rows.append(r)
+    pg.add(f"{what}, M/s aggregate over all threads, by host threads (median of the repetitions):", "")
+    pg.add(*table(head, rows))
+
+
+def section_scaling(pg, bench):
+    pg.add("", "## Microbenchmarks: pair scaling and producer -> consumer", "")
+    pairs = bench.workload("pair")
+    if not pairs:
+        pg.add(f"{NOT_IN_RUN}: no `pair/` benchmark in "
+               f"{'`bench.json`' if bench.path else 'this directory (no `bench.json`)'}.")
+    for param in sorted(pairs, key=lambda p: int(p) if p.isdigit() else 0):
+        s = bench.series("pair", param)
+        pg.add("", f"### pair/{param} (allocate + free of {param} bytes on each thread)", "")
+        scaling_table(pg, s, "alloc+free pairs", extra_ns=True)
+        for p in plot.plot_threads(pg.plots_dir, bench.context, "pair", param, s, set()):
+            pg.image(p, os.path.basename(p))
+    pg.add("", "### prodcons (4 KiB blocks allocated by producers, freed by consumers; threads in pairs)", "")
+    s = bench.series("prodcons", "")
+    if not s:
+        pg.add(f"{NOT_IN_RUN}: no `prodcons/` benchmark.")
+    else:
+        scaling_table(pg, s, "blocks allocated and freed")
+        for p in plot.plot_threads(pg.plots_dir, bench.context, "prodcons", "", s, set()):
+            pg.image(p, os.path.basename(p))
+    other = sorted({(w, p) for (w, p) in bench.by if w not in ("pair", "prodcons", "serve", "replay")})
+    pg.add("", "### Other microbenchmarks (plots only)", "")
+    if not other:
+        pg.add(f"{NOT_IN_RUN}: no other workload in `bench.json`.")
+    for w, p in other:
+        s = bench.series(w, p)
+        paths = plot.plot_threads(pg.plots_dir, bench.context, w, p, s, set()) if s else []
+        if paths:
+            pg.add("", f"`{w}{'/' + p if p else ''}`: " + ", ".join(f"[{os.path.basename(x)}]({pg.rel(x)})" for x in paths))
+    other_errs = [e for e in bench.errors if not e.startswith("serve/")]
+    if other_errs:
+        pg.add("", "Benchmarks that ended with an error:", "")
+        pg.add(*[f"- `{e}`" for e in other_errs])
+
+
+def mib(b):
+    return fmt(b / 2**20) if isinstance(b, (int, float)) else "–"
+
+
+def stress_row(pg, path, d, peer):
+    viol = d.get("violations")
+    detail = f"{viol} (overlaps {d.get('overlaps', '?')}, mismatches {d.get('device_mismatches', '?')}, " \
+             f"invalid frees {d.get('invalid_frees', '?')})"
+    res = str(d.get("result", "?"))
+    row = [pg.link(path), d.get("allocator") or "" if peer else d.get("variant", "?"),
+           f"{d.get('threads', '?')} x {d.get('streams', '?')}", d.get("sizes", "?"), fmt(d.get("seconds")),
+           fmt(d.get("ops")), fmt(d.get("ops_per_second")), f"**{detail}**" if viol else detail,
+           f"**{res}**" if res != "pass" else res, mib(d.get("peak_live_bytes")), mib(d.get("peak_reserved_bytes"))]
+    if peer:
+        fv = d.get("first_violations") or []
+        row.append(fv[0].replace("|", "/") if fv else "–")
+        row.append(d.get("skipped_checks") or "–")
+    else:
+        st = d.get("pool_stats") or {}
+        ev = d.get("pool_events_recorded")
+        row += [fmt(d.get("handoffs")), fmt(d.get("cross_stream_frees")),
+                fmt(ratio(d.get("frees"), ev)) if ev else "–", fmt(st.get("stream_waits"))]
+    return row
+
+
+def section_peers(pg):
+    pg.add("", "## Peers under stress (`stress --allocator=<peer>`, gpu-suite `peers`)", "")
+    files = sorted(glob.glob(os.path.join(pg.run_dir, "stress_peer_*.json")))
+    rows = []
+    for f in files:
+        d = read_json(f)
+        if isinstance(d, dict):
+            pg.used.append(f)
+            rows.append(stress_row(pg, f, d, peer=True))
+    if not rows:
+        pg.add(f"{NOT_IN_RUN}: no `stress_peer_<allocator>.json`.")
+        return
+    pg.add("The same threads x streams workload and device verification as the pools' soaks, over a peer "
+           "allocator. A peer's violations are its result (stress exits 1), reported as measured.", "")
+    pg.add(*table(["file", "allocator", "threads x streams", "sizes", "s", "ops", "ops/s", "violations", "result",
+                   "peak live MiB", "peak reserved MiB", "first violation", "checks skipped"], rows))
+
+
+def section_pools(pg):
+    pg.add("", "## Pool stress, soaks and correctness", "")
+    files = sorted(f for f in glob.glob(os.path.join(pg.run_dir, "stress_*.json"))
+                   if not os.path.basename(f).startswith("stress_peer_"))
+    rows = []
+    for f in files:
+        d = read_json(f)
+        if isinstance(d, dict):
+            pg.used.append(f)
+            rows.append(stress_row(pg, f, d, peer=False))
+    pg.add("### Soaks (`stress --backend=cuda`, the variants side by side, gpu-suite `soak`)", "")
+    if rows:
+        pg.add("`frees/event`: frees per event the pool recorded; `stream waits`: the pool's device-side waits "
+               "of one stream on another (– where the run's stats do not have the field).", "")
+        pg.add(*table(["file", "variant", "threads x streams", "sizes", "s", "ops", "ops/s", "violations", "result",
+                       "peak live MiB", "peak reserved MiB", "hand-offs", "cross-stream frees", "frees/event",
+                       "stream waits"], rows))
+    else:
+        pg.add(f"{NOT_IN_RUN}: no `stress_<variant>.json`.")
+    for log in sorted(glob.glob(os.path.join(pg.run_dir, "soak*.log"))):
+        exits = re.findall(r"^soak variant=(\S+) exit=(\d+)", read_text(log) or "", re.M)
+        if exits:
+            pg.used.append(log)
+            pg.add("", f"{pg.link(log)}: " + ", ".join(f"{v} exit {e}" for v, e in exits) + ".")
+
+    pg.add("", "### Tests on the CUDA backend (gpu-suite `tests`)", "")
+    path = pg.src("tests.log")
+    text = read_text(path) if path else None
+    if not text:
+        pg.add(f"{NOT_IN_RUN}: no `tests.log`.")
+    else:
+        pg.used.append(path)
+        binaries = re.findall(r"^-- (\S+_test)$", text, re.M)
+        passed = sum(int(n) for n in re.findall(r"^\[  PASSED  \] (\d+) tests?", text, re.M))
+        skipped = sum(int(n) for n in re.findall(r"^\[  SKIPPED \] (\d+) tests?, listed below", text, re.M))
+        failed_bins = re.findall(r"^\[  FAILED  \] (\d+) tests?, listed below", text, re.M)
+        failed = sum(int(n) for n in failed_bins)
+        pg.add(f"{pg.link(path)}: {len(binaries)} test binaries; {passed} tests passed, {skipped} skipped, "
+               f"{'**' + str(failed) + ' failed**' if failed else '0 failed'}.")
+    path = pg.src("faults.log")
+    text = read_text(path) if path else None
+    pg.add("", "### Injected faults (each run must exit 1)", "")
+    faults = re.findall(r"^inject=(\S+) variant=(\S+) exit=(\d+)", text or "", re.M)
+    if not faults:
+        pg.add(f"{NOT_IN_RUN}: no `faults.log` with `inject=` lines.")
+    else:
+        pg.used.append(path)
+        kinds = list(dict.fromkeys(k for k, _, _ in faults))
+        variants = list(dict.fromkeys(v for _, v, _ in faults))
+        ex = {(k, v): e for k, v, e in faults}
+        pg.add(f"{pg.link(path)}, exit status per variant (1 = caught):", "")
+        pg.add(*table(["variant"] + kinds, [[v] + [ex.get((k, v), "–") if ex.get((k, v)) in (None, "1")
+                                                  else f"**{ex[(k, v)]}**" for k in kinds] for v in variants]))
+    path = pg.src("sanitizer.log")
+    text = read_text(path) if path else None
+    pg.add("", "### compute-sanitizer (gpu-suite `sanitizer`)", "")
+    if not text:
+        pg.add(f"{NOT_IN_RUN}: no `sanitizer.log`.")
+    else:
+        pg.used.append(path)
+        verdicts = re.findall(r"^(sanitizer: .*|pool sanitizer: FAIL.*|compute-sanitizer not found.*)$", text, re.M)
+        pool = re.findall(r"^-- exit (\d+) \(want (\d+)\)$", text, re.M)
+        ok = sum(1 for got, want in pool if got == want)
+        pg.add(f"{pg.link(path)}: " + ("; ".join(verdicts) if verdicts else "no verdict line")
+               + (f"; pool_sanitizer_demo: {ok} of {len(pool)} runs exited as required." if pool else "."))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir", help="one GPU-suite output directory")
+    ap.add_argument("--date", help="date of the run (default: bench.json's context date)")
+    ap.add_argument("--host", help="the host (default: bench.json's host name, CPUs, and the GPU workloads.json names)")
+    ap.add_argument("--command", help="the command(s) that made the run (default: command.txt, else 'not recorded')")
+    ap.add_argument("--note", default="", help="a line shown under the header")
+    ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
+    ap.add_argument("--plots", help="directory for the plots (default: results/plots beside --out)")
+    args = ap.parse_args()
+    if not os.path.isdir(args.run_dir):
+        ap.error(f"{args.run_dir} is not a directory")
+    plots_dir = args.plots or os.path.join(os.path.dirname(os.path.abspath(args.out)), "results", "plots")
+    os.makedirs(plots_dir, exist_ok=True)
+    for old in glob.glob(os.path.join(plots_dir, "*.png")):
+        os.remove(old)  # the plots of an earlier page
+    pg = Page(args.run_dir, args.out, plots_dir)
+    bench_path = pg.src("bench.json")
+    bench = Bench(bench_path)
+    if bench_path:
+        pg.used.append(bench_path)
+
+    ctx = bench.context
+    wl = read_json(pg.src("workloads.json")) if pg.src("workloads.json") else None
+    gpu = None
+    if isinstance(wl, dict) and isinstance(wl.get("runs"), dict) and wl["runs"]:
+        gpu = next(iter(wl["runs"].values())).get("device")
+    date = args.date or ctx.get("date") or "not recorded"
+    host = args.host or (", ".join(x for x in [ctx.get("host_name"), f"{ctx['num_cpus']} CPUs" if "num_cpus" in ctx else None,
+                                               gpu] if x) or "not recorded")
+    command = args.command
+    if not command:
+        ct = read_text(pg.src("command.txt")) if pg.src("command.txt") else None
+        command = ct.strip() if ct else "not recorded"
+
+    pg.add(f"# Results: the run of {date}", "",
+           "<!-- Generated by docs/make_results.py; do not edit by hand: re-run it on a GPU-suite output directory. -->", "",
+           f"- **Run:** {date}", f"- **Host:** {host}",
+           f"- **Source:** [{os.path.normpath(args.run_dir)}/]({pg.rel(args.run_dir)}/) "
+           f"(backend {ctx.get('cudapool_backend', '?')} in bench.json)" if bench_path else
+           f"- **Source:** [{os.path.normpath(args.run_dir)}/]({pg.rel(args.run_dir)}/) (no bench.json)",
+           "- **Command:**", "", "  ```", *["  " + c for c in command.splitlines()], "  ```")
+    if args.note:
+        pg.add("", f"> {args.note}")
+    pg.add("", "Made with `/usr/bin/python3 docs/make_results.py RUN_DIR --date ... --host ... --command ...`; "
+           "every figure below is read from the run directory's files. Earlier runs: "
+           f"[results/archive/]({pg.rel(os.path.join(HERE, 'results', 'archive', 'README.md'))}).")
+    header_end = len(pg.lines)
+
+    section_serve(pg, bench)
+    section_torch(pg)
+    section_replay(pg, bench)
+    section_scaling(pg, bench)
+    section_peers(pg)
+    section_pools(pg)
+
+    inputs = ", ".join(pg.link(p) for p in dict.fromkeys(pg.used)) or "none"
+    used = {os.path.abspath(p) for p in pg.used}
+    unread = sorted(os.path.relpath(os.path.join(d, f), args.run_dir)
+                    for d, _, fs in os.walk(args.run_dir) for f in fs
+                    if os.path.abspath(os.path.join(d, f)) not in used
+                    and f.endswith((".json", ".log", ".txt", ".xml")))
+    header = ["", f"Inputs read: {inputs}."]
+    if unread:
+        header += ["", "In the directory but not read by this page (other runs' extras, logs the tables "
+                   "above summarise): " + ", ".join(f"`{u}`" for u in unread) + "."]
+    pg.lines[header_end:header_end] = header
+    with open(args.out, "w") as f:
+        f.write("\n".join(pg.lines) + "\n")
+    print(args.out)
+
+
+if __name__ == "__main__":
+    main()
