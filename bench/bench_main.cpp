@@ -91,6 +91,11 @@ std::vector<allocator_config> allocators(bool with_peers) {
   cudapool::pool_options remap;
   remap.remap_ratio = 1.05;
   for (const std::string& v : variants) all.push_back({v + "-remap", allocator_config::kind::pool, v, remap, true});
+  // Every slab 2 MiB (first_slab_bytes = slab_bytes, the layout before slabs doubled from 64 KiB),
+  // on every workload: what the doubling does to the hot paths and to memory.
+  cudapool::pool_options whole_slabs;
+  whole_slabs.first_slab_bytes = whole_slabs.slab_bytes;
+  for (const std::string& v : variants) all.push_back({v + "-slab2m", allocator_config::kind::pool, v, whole_slabs, true});
   if (built("lockfree")) {
     all.push_back({"lockfree-nocheck", allocator_config::kind::pool, "lockfree", unchecked, false});
     for (const auto& [lo, hi] :

@@ -202,7 +202,9 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
     // A slab's block range stays within one segment of blocks_ when it fits in one (the indices
     // skipped at a segment's end are never used), so lookup() reaches its entries directly.
     constexpr std::size_t seg = block_table::segment_size;
-    std::size_t first = block_count_;
+    // At a cache line of entries: a slab's entries share no line with another slab's.
+    constexpr std::size_t per_line = 64 / sizeof(block_entry);
+    std::size_t first = (block_count_ + per_line - 1) / per_line * per_line;
     if (count <= seg && first % seg + count > seg) first += seg - first % seg;
     try {
       slabs_.grow_to(std::size_t{slab_count_} + 1);
