@@ -31,7 +31,7 @@ endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/cudapool DESTINATION ${cudapool_include_root}
         FILES_MATCHING PATTERN "*.hpp")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/core DESTINATION ${cudapool_include_root}
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "json.hpp" EXCLUDE)  # json.hpp: nlohmann, build only
 foreach(variant IN LISTS CUDAPOOL_VARIANTS)
   install(FILES ${PROJECT_SOURCE_DIR}/variants/${variant}/${variant}_pool.hpp
           DESTINATION ${cudapool_include_root}/${variant})

@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json.hpp"
 #include "cudapool/any_pool.hpp"
 #include "cudapool/backend.hpp"
 #include "cudapool/errors.hpp"
@@ -168,21 +169,26 @@ registry& state() {
   return *r;
 }
 
-void write_stats(const registry& r, const settings& s) {
-  std::string json = "{\"library\":\"cudapool_torch\",\"variant\":\"" + s.variant + "\",\"backend\":\"" +
-                     (s.backend == backend_kind::sim ? "sim" : "cuda") +
-                     "\",\"byte_limit\":" + std::to_string(s.byte_limit) +
-                     ",\"failed_allocations\":" + std::to_string(r.failed_allocations.load(std::memory_order_relaxed)) +
-                     ",\"devices\":[";
-  bool first = true;
+// The CUDAPOOL_STATS document.
+std::string stats_document(const registry& r, const settings& s) {
+  cudapool::detail::json doc;
+  doc["library"] = "cudapool_torch";
+  doc["variant"] = s.variant;
+  doc["backend"] = s.backend == backend_kind::sim ? "sim" : "cuda";
+  doc["byte_limit"] = s.byte_limit;
+  doc["failed_allocations"] = r.failed_allocations.load(std::memory_order_relaxed);
+  cudapool::detail::json devices = cudapool::detail::json::array();
   for (int d = 0; d < max_devices; ++d) {
     const cudapool::any_pool* pool = r.slots[static_cast<std::size_t>(d)].pool.load(std::memory_order_acquire);
     if (pool == nullptr) continue;
-    json += (first ? "" : ",") + std::string("{\"device\":") + std::to_string(d) +
-            ",\"stats\":" + cudapool::to_json(pool->stats()) + "}";
-    first = false;
+    devices.push_back({{"device", d}, {"stats", cudapool::detail::to_json_value(pool->stats())}});
   }
-  json += "]}\n";
+  doc["devices"] = std::move(devices);
+  return cudapool::detail::to_text(doc);
+}
+
+void write_stats(const registry& r, const settings& s) {
+  const std::string json = stats_document(r, s) + "\n";
   std::FILE* f = std::fopen(s.stats_path.c_str(), "w");
   if (f == nullptr) {
     report("cannot write CUDAPOOL_STATS='" + s.stats_path + "': " + std::strerror(errno));
