@@ -38,6 +38,13 @@ foreach(variant IN LISTS CUDAPOOL_VARIANTS)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/variants/registry.hpp DESTINATION ${cudapool_include_root})
 
+# The PyTorch allocator (not a CMake component: PyTorch loads it by path, python/ finds it in
+# <prefix>/lib) and its C header.
+if(TARGET cudapool_torch)
+  install(TARGETS cudapool_torch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/lib/adapters/torch/cudapool_torch.h DESTINATION ${cudapool_include_root})
+endif()
+
 set(CUDAPOOL_PACKAGE_COMPONENTS ${cudapool_components})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/cudapool-config.cmake.in
                               ${PROJECT_BINARY_DIR}/cudapool-config.cmake
