@@ -31,7 +31,9 @@ endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/cudapool DESTINATION ${cudapool_include_root}
         FILES_MATCHING PATTERN "*.hpp")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/core DESTINATION ${cudapool_include_root}
-        FILES_MATCHING PATTERN "*.hpp" PATTERN "json.hpp" EXCLUDE)  # json.hpp: nlohmann, build only
+        FILES_MATCHING PATTERN "*.hpp"
+        PATTERN "json.hpp" EXCLUDE   # nlohmann-json: needed to build only
+        PATTERN "model" EXCLUDE)     # the Relacy model tests' headers
 foreach(variant IN LISTS CUDAPOOL_VARIANTS)
   install(FILES ${PROJECT_SOURCE_DIR}/variants/${variant}/${variant}_pool.hpp
           DESTINATION ${cudapool_include_root}/${variant})
@@ -44,6 +46,16 @@ if(TARGET cudapool_torch)
   install(TARGETS cudapool_torch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${PROJECT_SOURCE_DIR}/lib/adapters/torch/cudapool_torch.h DESTINATION ${cudapool_include_root})
 endif()
+# Its Python package, where Debian's python3 looks (<prefix>/lib/python3/dist-packages: /usr for
+# the .deb; with another prefix, PYTHONPATH or `pip install ./python`).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/cudapool DESTINATION lib/python3/dist-packages
+        PATTERN __pycache__ EXCLUDE)
+# The tools.
+foreach(tool stress bench)
+  if(TARGET ${tool})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
 
 set(CUDAPOOL_PACKAGE_COMPONENTS ${cudapool_components})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/cudapool-config.cmake.in
@@ -63,7 +75,8 @@ if(CUDAPOOL_BUILD_TESTS)
   set(cudapool_test_prefix ${PROJECT_BINARY_DIR}/package_test/prefix)
   add_test(NAME cmake_package_install
            COMMAND ${CMAKE_COMMAND} --install ${PROJECT_BINARY_DIR} --prefix ${cudapool_test_prefix} --config $<CONFIG>)
-  set_tests_properties(cmake_package_install PROPERTIES FIXTURES_SETUP cudapool_installed TIMEOUT 120)
+  set_tests_properties(cmake_package_install PROPERTIES FIXTURES_SETUP cudapool_installed TIMEOUT 120
+                       RESOURCE_LOCK cudapool_install_tree)
   set(cudapool_consumer_args -DPREFIX=${cudapool_test_prefix}
       -DCXX_COMPILER=${CMAKE_CXX_COMPILER} "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
       -DBUILD_TYPE=${CMAKE_BUILD_TYPE} -DCONFIG=$<CONFIG>)
