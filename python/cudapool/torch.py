@@ -34,7 +34,9 @@ def enable(variant: Optional[str] = None, byte_limit: Optional[int] = None) -> N
 
     Must run before CUDA is initialised in this process (before any tensor is put on a GPU and
     before torch.cuda calls that initialise CUDA; torch.cuda.is_available() is fine): raises
-    RuntimeError after. Calling it again with the same arguments does nothing.
+    RuntimeError after. The library reads its settings once, at its first call: a variant given
+    after memory_stats() (or anything else that reached the library) is refused with RuntimeError
+    too. Calling it again with the same arguments does nothing.
     """
     global _enabled
     if variant is not None and variant not in VARIANTS:
@@ -51,9 +53,13 @@ def enable(variant: Optional[str] = None, byte_limit: Optional[int] = None) -> N
             raise RuntimeError(
                 "cudapool.torch.enable() must run before CUDA is initialised: PyTorch's allocator is already in "
                 "use in this process (call it first, before any tensor goes to the GPU)")
-        lib = _library.load()
         if variant is not None:
-            os.environ["CUDAPOOL_VARIANT"] = variant  # read at the library's first allocation
+            os.environ["CUDAPOOL_VARIANT"] = variant  # the library reads it once, at its first call
+        lib = _library.load()
+        current = json.loads(lib.stats_json())["variant"]
+        if variant is not None and current != variant:
+            raise RuntimeError(f"cudapool.torch.enable(variant={variant!r}) came too late: the library already "
+                               f"runs {current!r} (memory_stats() or an allocation came first)")
         if byte_limit is not None:
             lib.set_byte_limit(byte_limit)
         allocator = torch.cuda.memory.CUDAPluggableAllocator(lib.path, "cudapool_torch_malloc", "cudapool_torch_free")

@@ -158,6 +158,19 @@ class Enable(unittest.TestCase):
             """)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_a_variant_after_the_library_read_its_settings_is_refused(self):
+        r = self.run_with_fake_torch("""
+            import cudapool.torch as ct
+            ct.memory_stats()  # the library reads CUDAPOOL_VARIANT (unset: stream) now
+            try:
+                ct.enable(variant="tls")
+            except RuntimeError as e:
+                assert "came too late" in str(e) and "'stream'" in str(e), e
+            else:
+                raise AssertionError("enable(variant=...) after the library read its settings must fail")
+            """)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_too_late_is_a_clear_error(self):
         r = self.run_with_fake_torch("""
             import torch
