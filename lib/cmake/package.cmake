@@ -28,11 +28,14 @@ include(CPack)
 
 if(CUDAPOOL_BUILD_TESTS)
   find_program(CUDAPOOL_DPKG_DEB dpkg-deb)
-  if(CUDAPOOL_DPKG_DEB)
+  find_program(CUDAPOOL_DPKG dpkg)
+  if(CUDAPOOL_DPKG_DEB AND CUDAPOOL_DPKG)
+    execute_process(COMMAND ${CUDAPOOL_DPKG} --print-architecture OUTPUT_VARIABLE cudapool_deb_arch
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
     add_test(NAME debian_package
              COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DWORK_DIR=${PROJECT_BINARY_DIR}/debian_test
                      -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DCPACK=${CMAKE_CPACK_COMMAND}
-                     -DPACKAGE_FILE=${CPACK_PACKAGE_NAME}_${CPACK_PACKAGE_VERSION}_amd64.deb
+                     -DPACKAGE_FILE=${CPACK_PACKAGE_NAME}_${CPACK_PACKAGE_VERSION}_${cudapool_deb_arch}.deb
                      -DCXX_COMPILER=${CMAKE_CXX_COMPILER} "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
                      -DBUILD_TYPE=${CMAKE_BUILD_TYPE} -DHAS_CUDA=${CUDAPOOL_HAS_CUDA}
                      "-DCUDA_COMPILER=${CMAKE_CUDA_COMPILER}" "-DCUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES}"
