@@ -5,7 +5,9 @@
 #   core (always), mutex, lockfree, tls, stream (needs oneTBB), registry (all variants), adapters.
 # Headers go under <prefix>/include/cudapool/, laid out as in the source tree (cudapool/*.hpp,
 # core/*.hpp, <variant>/<variant>_pool.hpp, registry.hpp), so consumers include the same paths as
-# the library's own code; every exported target carries that directory.
+# the library's own code; every exported target carries that directory. Besides the package:
+# libcudapool_torch.so (<prefix>/lib), its Python package (<prefix>/lib/python3/dist-packages) and
+# the stress and bench tools (<prefix>/bin); lib/cmake/package.cmake makes a .deb of all of it.
 option(CUDAPOOL_INSTALL "Generate the install rules and the CMake package" ${cudapool_top_level})
 if(NOT CUDAPOOL_INSTALL)
   return()
