@@ -13,6 +13,12 @@ if(NOT TBB_FOUND)
   cudapool_missing("oneTBB" "libtbb-dev")
 endif()
 
+# JSON output (lib/core/json.hpp): needed to build cudapool, not by its users.
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT nlohmann_json_FOUND)
+  cudapool_missing("nlohmann-json" "nlohmann-json3-dev")
+endif()
+
 find_path(CUDAPOOL_CONCURRENTQUEUE_DIR concurrentqueue/concurrentqueue.h)
 if(NOT CUDAPOOL_CONCURRENTQUEUE_DIR)
   cudapool_missing("moodycamel ConcurrentQueue" "libconcurrentqueue-dev")

@@ -1,6 +1,7 @@
 // reports.cpp - text and JSON forms of the reports in cudapool/diagnostics.hpp.
 #include <sstream>
 
+#include "core/json.hpp"
 #include "cudapool/diagnostics.hpp"
 
 namespace cudapool {
@@ -50,25 +51,29 @@ std::string to_string(const pointer_info& i) {
 }
 
 std::string to_json(const oom_report& r) {
-  std::ostringstream o;
-  o << "{\"requested_bytes\":" << r.requested_bytes << ",\"alignment\":" << r.alignment
-    << ",\"size_class\":" << r.size_class << ",\"class_bytes\":" << r.class_bytes << ",\"byte_limit\":" << r.byte_limit
-    << ",\"growth_allowed\":" << (r.growth_allowed ? "true" : "false")
-    << ",\"releasable_by_trim\":" << r.releasable_by_trim << ",\"largest_free_bytes\":" << r.largest_free_bytes
-    << ",\"releasable_by_synchronize\":" << r.releasable_by_synchronize << ",\"streams\":[";
-  for (std::size_t k = 0; k < r.streams.size(); ++k) {
-    const auto& s = r.streams[k];
-    o << (k ? "," : "") << "{\"stream_id\":" << s.stream_id << ",\"free_bytes\":" << s.free_bytes
-      << ",\"pending_bytes\":" << s.pending_bytes << ",\"pending_epochs\":" << s.pending_epochs
-      << ",\"in_use_bytes\":" << s.in_use_bytes << "}";
+  detail::json o;
+  o["requested_bytes"] = r.requested_bytes;
+  o["alignment"] = r.alignment;
+  o["size_class"] = r.size_class;
+  o["class_bytes"] = r.class_bytes;
+  o["byte_limit"] = r.byte_limit;
+  o["growth_allowed"] = r.growth_allowed;
+  o["releasable_by_trim"] = r.releasable_by_trim;
+  o["largest_free_bytes"] = r.largest_free_bytes;
+  o["releasable_by_synchronize"] = r.releasable_by_synchronize;
+  detail::json streams = detail::json::array();
+  for (const oom_report::stream_holding& s : r.streams) {
+    streams.push_back({{"stream_id", s.stream_id}, {"free_bytes", s.free_bytes}, {"pending_bytes", s.pending_bytes},
+                       {"pending_epochs", s.pending_epochs}, {"in_use_bytes", s.in_use_bytes}});
   }
-  o << "],\"thread_caches\":[";
-  for (std::size_t k = 0; k < r.thread_caches.size(); ++k) {
-    const auto& t = r.thread_caches[k];
-    o << (k ? "," : "") << "{\"thread\":" << t.thread << ",\"bytes\":" << t.bytes << ",\"blocks\":" << t.blocks << "}";
+  o["streams"] = std::move(streams);
+  detail::json caches = detail::json::array();
+  for (const oom_report::thread_cache_holding& t : r.thread_caches) {
+    caches.push_back({{"thread", t.thread}, {"bytes", t.bytes}, {"blocks", t.blocks}});
   }
-  o << "],\"stats\":" << to_json(r.stats) << "}";
-  return o.str();
+  o["thread_caches"] = std::move(caches);
+  o["stats"] = detail::to_json_value(r.stats);
+  return detail::to_text(o);
 }
 
 }  // namespace cudapool

@@ -1,5 +1,6 @@
 // cudapool_torch.cpp - libcudapool_torch.so: cudapool as a PyTorch pluggable CUDA allocator
-// (torch.cuda.memory.CUDAPluggableAllocator). Users: docs/pytorch.md.
+// (torch.cuda.memory.CUDAPluggableAllocator), and the statistics, trim and byte limit for the
+// Python package (python/cudapool/torch.py). Users: docs/pytorch.md.
 //
 // Contract with PyTorch (torch/csrc/cuda/CUDAPluggableAllocator.cpp):
 //   - malloc(size, device, stream): `stream` is the current stream of `device` when the tensor is
@@ -39,11 +40,13 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/json.hpp"
 #include "cudapool/any_pool.hpp"
 #include "cudapool/backend.hpp"
 #include "cudapool/errors.hpp"
@@ -157,6 +160,8 @@ struct registry {
   // Set (release) by the exit handler; every call checks it (acquire) before touching a pool.
   std::atomic<bool> exited{false};
   bool exit_handler_registered = false;  // GUARDED_BY(mutex)
+  // cudapool_torch_set_byte_limit, before the first pool: replaces settings::byte_limit.
+  std::optional<std::size_t> byte_limit;  // GUARDED_BY(mutex)
   // Allocations that threw (written to the stats file).
   std::atomic<std::uint64_t> failed_allocations{0};
 };
@@ -168,21 +173,29 @@ registry& state() {
   return *r;
 }
 
-void write_stats(const registry& r, const settings& s) {
-  std::string json = "{\"library\":\"cudapool_torch\",\"variant\":\"" + s.variant + "\",\"backend\":\"" +
-                     (s.backend == backend_kind::sim ? "sim" : "cuda") +
-                     "\",\"byte_limit\":" + std::to_string(s.byte_limit) +
-                     ",\"failed_allocations\":" + std::to_string(r.failed_allocations.load(std::memory_order_relaxed)) +
-                     ",\"devices\":[";
-  bool first = true;
+// What each device's pool may reserve. REQUIRES(r.mutex)
+std::size_t byte_limit(const registry& r, const settings& s) { return r.byte_limit.value_or(s.byte_limit); }
+
+// The CUDAPOOL_STATS document. REQUIRES(r.mutex)
+std::string stats_document(const registry& r, const settings& s) {
+  cudapool::detail::json doc;
+  doc["library"] = "cudapool_torch";
+  doc["variant"] = s.variant;
+  doc["backend"] = s.backend == backend_kind::sim ? "sim" : "cuda";
+  doc["byte_limit"] = byte_limit(r, s);
+  doc["failed_allocations"] = r.failed_allocations.load(std::memory_order_relaxed);
+  cudapool::detail::json devices = cudapool::detail::json::array();
   for (int d = 0; d < max_devices; ++d) {
     const cudapool::any_pool* pool = r.slots[static_cast<std::size_t>(d)].pool.load(std::memory_order_acquire);
     if (pool == nullptr) continue;
-    json += (first ? "" : ",") + std::string("{\"device\":") + std::to_string(d) +
-            ",\"stats\":" + cudapool::to_json(pool->stats()) + "}";
-    first = false;
+    devices.push_back({{"device", d}, {"stats", cudapool::detail::to_json_value(pool->stats())}});
   }
-  json += "]}\n";
+  doc["devices"] = std::move(devices);
+  return cudapool::detail::to_text(doc);
+}
+
+void write_stats(const registry& r, const settings& s) {
+  const std::string json = stats_document(r, s) + "\n";
   std::FILE* f = std::fopen(s.stats_path.c_str(), "w");
   if (f == nullptr) {
     report("cannot write CUDAPOOL_STATS='" + s.stats_path + "': " + std::strerror(errno));
@@ -205,7 +218,7 @@ void at_exit() noexcept {
   }
 }
 
-std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings& s) {
+std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings& s, std::size_t limit) {
   std::shared_ptr<cudapool::backend> backend;
   if (s.backend == backend_kind::sim) {
     backend = cudapool::make_sim_backend();
@@ -213,7 +226,7 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
     backend = cudapool::make_cuda_backend(device);
   }
   cudapool::pool_options options;
-  options.byte_limit = s.byte_limit;
+  options.byte_limit = limit;
   options.remap_ratio = s.remap_ratio;
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
@@ -226,7 +239,7 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   if (cudapool::any_pool* pool = slot.pool.load(std::memory_order_acquire)) return *pool;
   if (!slot.failure.empty()) throw cudapool::backend_error(slot.failure);
   try {
-    cudapool::any_pool* pool = make_device_pool(device, s).release();
+    cudapool::any_pool* pool = make_device_pool(device, s, byte_limit(r, s)).release();
     slot.pool.store(pool, std::memory_order_release);
     if (!r.exit_handler_registered) {
       if (std::atexit(at_exit) != 0) report("cannot register the exit handler: CUDAPOOL_STATS will not be written");
@@ -284,6 +297,56 @@ CUDAPOOL_TORCH_API void cudapool_torch_free(void* ptr, size_t /*size*/, int devi
     return;
   }
   pool->deallocate(ptr, cudapool::stream_ref(stream));
+}
+
+CUDAPOOL_TORCH_API size_t cudapool_torch_stats_json(char* buf, size_t size) CUDAPOOL_TORCH_NOEXCEPT {
+  registry& r = state();
+  std::string doc;
+  try {
+    const settings& s = config();  // outside the lock, as in create_pool
+    std::lock_guard lock(r.mutex);
+    if (r.exited.load(std::memory_order_acquire)) {
+      report("cudapool_torch_stats_json after exit: no statistics");
+      return 0;
+    }
+    doc = stats_document(r, s);
+  } catch (const std::exception& e) {
+    report(std::string("cudapool_torch_stats_json: ") + e.what());
+    return 0;
+  }
+  const std::size_t needed = doc.size() + 1;
+  if (needed <= size) {
+    std::memcpy(buf, doc.c_str(), needed);
+  } else if (size > 0) {
+    buf[0] = '\0';
+  }
+  return needed;
+}
+
+CUDAPOOL_TORCH_API size_t cudapool_torch_trim(void) CUDAPOOL_TORCH_NOEXCEPT {
+  registry& r = state();
+  std::size_t released = 0;
+  for (int d = 0; d < max_devices; ++d) {
+    if (r.exited.load(std::memory_order_acquire)) break;
+    cudapool::any_pool* pool = r.slots[static_cast<std::size_t>(d)].pool.load(std::memory_order_acquire);
+    if (pool == nullptr) continue;
+    try {
+      released += pool->trim();
+    } catch (const std::exception& e) {
+      report("trim of device " + std::to_string(d) + "'s pool failed: " + e.what());
+    }
+  }
+  return released;
+}
+
+CUDAPOOL_TORCH_API int cudapool_torch_set_byte_limit(size_t bytes) CUDAPOOL_TORCH_NOEXCEPT {
+  registry& r = state();
+  std::lock_guard lock(r.mutex);
+  for (const device_slot& slot : r.slots) {
+    if (slot.pool.load(std::memory_order_acquire) != nullptr) return -1;  // made with the old limit
+  }
+  r.byte_limit = bytes;
+  return 0;
 }
 
 }  // extern "C"
