@@ -26,8 +26,10 @@ using cudapool::peers::peer_names;
 using cudapool::peers::set_last_error;
 
 // An allocator under test, as configured: a variant with options, or a peer, under a label.
+// kind::none is no allocator at all: serve's ceiling (serve/none, serve.cpp), which serves its
+// memory itself and is registered for serve only; its handle holds nothing and allocates nothing.
 struct allocator_config {
-  enum class kind { pool, peer };
+  enum class kind { pool, peer, none };
   std::string label;     // the <allocator> part of benchmark names
   kind what = kind::pool;
   std::string name;      // variant or peer name
@@ -47,7 +49,7 @@ class bench_allocator {
     if (config.what == allocator_config::kind::pool) {
       a->pool_ = config.plain ? cudapool::make_plain_pool(config.name, device, config.options)
                               : cudapool::make_pool(config.name, device, config.options);
-    } else {
+    } else if (config.what == allocator_config::kind::peer) {
       a->peer_ = make_peer(config.name, device->device());
     }
     return a;
@@ -57,7 +59,7 @@ class bench_allocator {
   // Peers allocate on a stream of their own per thread in the workloads without streams.
   [[nodiscard]] bool wants_home_streams() const noexcept { return peer_ != nullptr; }
 
-  [[nodiscard]] bool attach_thread() noexcept { return pool_ != nullptr || peer_->attach_thread(); }
+  [[nodiscard]] bool attach_thread() noexcept { return peer_ == nullptr || peer_->attach_thread(); }
   void detach_thread() noexcept {
     if (peer_ != nullptr) peer_->detach_thread();
   }
@@ -72,6 +74,7 @@ class bench_allocator {
         return nullptr;
       }
     }
+    if (peer_ == nullptr) return no_allocator();
     return peer_->allocate(bytes, s);
   }
   // Immediate free (no device work on p is pending); p was allocated on alloc_stream.
@@ -80,6 +83,7 @@ class bench_allocator {
       pool_->deallocate(p);
       return true;
     }
+    if (peer_ == nullptr) return no_allocator() != nullptr;
     return peer_->deallocate(p, alloc_stream);
   }
   // Stream-ordered free on free_stream; p was allocated on alloc_stream.
@@ -88,6 +92,7 @@ class bench_allocator {
       pool_->deallocate(p, free_stream);
       return true;
     }
+    if (peer_ == nullptr) return no_allocator() != nullptr;
     return peer_->deallocate(p, alloc_stream, free_stream);
   }
 
@@ -101,6 +106,7 @@ class bench_allocator {
   }
   [[nodiscard]] std::optional<std::size_t> peak_reserved_bytes() {
     if (pool_ != nullptr) return pool_->stats().peak_reserved_bytes;
+    if (peer_ == nullptr) return std::nullopt;
     return peer_->peak_reserved_bytes();
   }
   [[nodiscard]] std::optional<cudapool::pool_stats> stats() const {
@@ -110,6 +116,11 @@ class bench_allocator {
 
  private:
   bench_allocator() = default;
+  // kind::none: nothing to allocate from (serve/none never calls allocate or deallocate).
+  static void* no_allocator() noexcept {
+    set_last_error("no allocator (kind none)");
+    return nullptr;
+  }
   std::unique_ptr<cudapool::any_pool> pool_;
 
  public:

@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
   device.reset();
   // A pool that handed out memory still in use fails the run (CI), not only its benchmark.
   if (bench::serve_pool_failures_seen()) {
-    std::fprintf(stderr, "bench: a cudapool variant returned wrong results in serve (see above)\n");
+    std::fprintf(stderr, "bench: a cudapool variant (or serve/none) returned wrong results in serve (see above)\n");
     return 1;
   }
   return 0;

@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +36,7 @@ namespace cuda_status = cudapool::peers::cuda_status;
 using cudapool::peers::to_cuda;
 #endif
 
-// Set by the first cudapool variant whose results the device saw wrong; read by main.
+// Set by the first cudapool variant (or serve/none) whose results the device saw wrong; read by main.
 std::atomic<bool> g_pool_failures{false};
 
 enum class request_mix { small, mixed };
@@ -278,6 +279,72 @@ class in_flight_bound {
   unsigned turn_ = 0;
 };
 
+// Requests that may still be in flight (enqueued, not known complete) when a thread allocates for
+// its next one, request i (numbered from 1, as in_flight_bound counts them). Let k be the largest
+// multiple of 8 below i: after enqueueing request k the host waited for the event recorded after
+// request k - 16 (for k <= 16 one never recorded: nothing, and k - 16 <= 0), and it has not waited
+// since. So requests 1 .. k - 16 are complete and at most i - 1 - (k - 16) <= 8 + 15 = 23 earlier
+// requests are not: 3 x 8 - 1.
+constexpr std::uint64_t max_in_flight = 3 * requests_per_event - 1;
+
+// serve/none, the ceiling: no allocator. Each thread serves its requests from a ring of slots of
+// memory of its own, made in set-up before the timed loop (backend allocate_chunk: cudaMalloc on
+// cuda) and freed after the run; request i takes slot i % 32 and bumps its buffers from it; a free
+// does nothing. Safe because 32 > max_in_flight: the slot's previous request, i - 32, is at or
+// before i - 1 - max_in_flight, so it is complete when i is handed the slot: the ring does not
+// even lean on the order of the thread's stream (which alone would make reuse safe: all of a
+// thread's requests run on its one stream). The device check still runs. A slot holds the largest request of the mode (two
+// buffers of keys_of(mix).hi keys and the sort storage of that many keys); a request that does not
+// fit fails (not expected: CUB's storage grows with the keys), it is not served from elsewhere.
+class thread_ring {
+ public:
+  static constexpr std::uint64_t slots = 32;
+  static_assert(slots > max_in_flight, "a slot is reused only after its request is complete");
+  static constexpr std::size_t alignment = 256;  // as cudaMalloc's
+
+  static constexpr std::size_t aligned(std::size_t bytes) noexcept {
+    return (bytes + alignment - 1) / alignment * alignment;
+  }
+
+  // Throws when the memory cannot be had.
+  thread_ring(cudapool::backend& device, std::size_t slot_bytes)
+      : device_(device), slot_bytes_(aligned(slot_bytes)), base_(static_cast<char*>(device.allocate_chunk(bytes()))) {
+    if (base_ == nullptr) {
+      throw std::runtime_error("serve/none: allocate_chunk(" + std::to_string(bytes()) + " B): out of memory");
+    }
+  }
+  ~thread_ring() { device_.free_chunk(base_, bytes()); }
+  thread_ring(const thread_ring&) = delete;
+  thread_ring& operator=(const thread_ring&) = delete;
+
+  // The access of serve_request.
+  void begin_request(const request& r) noexcept {
+    slot_ = base_ + (r.number % slots) * slot_bytes_;
+    used_ = 0;
+  }
+  [[nodiscard]] void* allocate(std::size_t bytes, stream_ref) noexcept {
+    const std::size_t take = aligned(bytes);
+    if (take > slot_bytes_ - used_) [[unlikely]] {
+      set_last_error("serve/none: " + std::to_string(bytes) + " B do not fit in the slot (" +
+                     std::to_string(slot_bytes_ - used_) + " B left)");
+      return nullptr;
+    }
+    void* p = slot_ + used_;
+    used_ += take;
+    return p;
+  }
+  [[nodiscard]] bool deallocate(void*, std::size_t, stream_ref) noexcept { return true; }
+
+ private:
+  [[nodiscard]] std::size_t bytes() const noexcept { return slots * slot_bytes_; }
+
+  cudapool::backend& device_;
+  std::size_t slot_bytes_;
+  char* base_;
+  char* slot_ = nullptr;
+  std::size_t used_ = 0;
+};
+
 template <class Access>
 [[nodiscard]] bool allocate_into(Access& access, void*& p, std::size_t bytes, stream_ref s) noexcept {
   p = access.allocate(bytes, s);
@@ -298,6 +365,7 @@ template <class Access>
 template <class Access>
 [[nodiscard]] bool serve_request(Access& access, request_work& work, int thread, stream_ref s, request& r,
                                  std::uint64_t& frees) noexcept {
+  if constexpr (requires { access.begin_request(r); }) access.begin_request(r);
   bool ok = work.temp_bytes(r.keys, r.temp_bytes) && allocate_into(access, r.keys_buffer, r.buffer_bytes(), s) &&
             allocate_into(access, r.out, r.buffer_bytes(), s) &&
             (r.temp_bytes == 0 || allocate_into(access, r.temp, r.temp_bytes, s)) && work.enqueue(thread, s, r);
@@ -359,11 +427,12 @@ served serve_loop(benchmark::State& state, run_scope& run, Access* access, reque
 
 // A failed check is a result the device saw wrong. For a cudapool variant that is a bug (a block
 // handed out while the device still used it): the benchmark ends with an error and bench exits
-// non-zero. A peer's failures are what it does, reported as measured.
+// non-zero; so is it for serve/none (its ring reused a slot too early). A peer's failures are what
+// it does, reported as measured.
 void report_failures(benchmark::State& state, const allocator_config& config, std::uint64_t failures,
                      std::uint64_t requests) {
   state.counters["failures"] = static_cast<double>(failures);
-  if (failures == 0 || config.what != allocator_config::kind::pool) return;
+  if (failures == 0 || config.what == allocator_config::kind::peer) return;
   g_pool_failures.store(true, std::memory_order_relaxed);
   const std::string m = "serve/" + config.label + ": " + std::to_string(failures) + " failed device checks in " +
                         std::to_string(requests) + " requests: memory handed out while the device still used it?";
@@ -376,6 +445,7 @@ enum class access_path { handle, resource };
 // What one registered serve benchmark keeps between set-up and tear-down.
 struct serve_slot {
   std::unique_ptr<request_work> work;
+  std::vector<std::unique_ptr<thread_ring>> rings;  // serve/none: one per thread
   std::atomic<std::uint64_t> requests{0};  // of all threads, added after their loops
 };
 
@@ -383,16 +453,29 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
            access_path path, serve_slot& slot) {
   run_options options;
   options.home_streams = false;  // every allocator gets a stream per thread
-  options.setup = [&slot](run_context& c, int threads) {
+  options.setup = [&slot, &config, mix](run_context& c, int threads) {
     for (int t = 0; t < threads; ++t) c.streams.push_back(shared_device()->create_stream());
     slot.work = make_work(threads);
     slot.requests.store(0, std::memory_order_relaxed);
+    if (config.what == allocator_config::kind::none) {
+      const std::size_t keys = keys_of(mix).hi;
+      std::size_t temp = 0;
+      if (!slot.work->temp_bytes(keys, temp)) throw std::runtime_error(last_error());
+      const std::size_t slot_bytes =
+          2 * thread_ring::aligned(keys * sizeof(std::uint32_t)) + thread_ring::aligned(temp);
+      for (int t = 0; t < threads; ++t) {
+        slot.rings.push_back(std::make_unique<thread_ring>(*shared_device(), slot_bytes));
+      }
+    }
   };
   run_scope run(state, ctx, config, options);
   if (run.ok() && !slot.work->attach_thread()) run.fail("serve set-up", false);
   request_work* work = run.ok() ? slot.work.get() : nullptr;
   served done;
-  if (path == access_path::handle) {
+  if (config.what == allocator_config::kind::none) {
+    thread_ring* ring = work != nullptr ? slot.rings[static_cast<std::size_t>(run.thread())].get() : nullptr;
+    done = serve_loop(state, run, ring, work, mix);
+  } else if (path == access_path::handle) {
     handle_access access{run.allocator()};
     done = serve_loop(state, run, work != nullptr ? &access : nullptr, work, mix);
   } else {
@@ -412,12 +495,24 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
     if (auto st = c.alloc->stats()) stream_waits_counter(state, *st);
     pool_reserved_counter(state, c);
   });
-  if (run.thread() == 0) slot.work.reset();
+  if (run.thread() == 0) {
+    if (!slot.rings.empty()) {
+      // No device work may use the rings when they are freed (a failed run may have left some).
+      try {
+        shared_device()->synchronize_device();
+      } catch (const std::exception& e) {
+        state.SkipWithError((std::string("serve/none tear-down: ") + e.what()).c_str());
+      }
+      slot.rings.clear();
+    }
+    slot.work.reset();
+  }
 }
 
 // ---- registration ------------------------------------------------------------------------------
 
-// The four variants as they are (no option variations) and the stream-ordered peers.
+// The four variants as they are (no option variations) and the stream-ordered peers; serve/none is
+// added by register_serve_benchmarks.
 bool serves(const allocator_config& a) {
   if (a.what == allocator_config::kind::pool) return a.all_workloads && !a.plain && a.name == a.label;
   return a.name == "cudaMallocAsync" || a.name == "cub";
@@ -447,6 +542,8 @@ void register_serve_benchmarks(const std::vector<allocator_config>& allocators) 
     }
 #endif
   }
+  // The ceiling, for serve only: the same requests with no allocator (thread_ring).
+  add_serve({"none", allocator_config::kind::none, "none", {}}, access_path::handle);
 }
 
 bool serve_pool_failures_seen() noexcept { return g_pool_failures.load(std::memory_order_relaxed); }

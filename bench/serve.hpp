@@ -25,13 +25,19 @@
 // wrong (cuda: requests; sim: verify ranges, two per request), read once after the run; pools:
 // stream_waits_per_1k_allocs = 1000 x stats().stream_waits / allocs, reserved_MiB.
 // A cudapool variant with failures is a bug (a block handed out while the device still used it):
-// its benchmark ends with an error and bench exits with status 1. A peer's failures are a result,
-// reported as measured.
+// its benchmark ends with an error and bench exits with status 1; so does serve/none. A peer's
+// failures are a result, reported as measured.
 //
 // Allocators: the four variants as they are and the peers cudaMallocAsync and cub (cudaMalloc is
 // left out: its cudaFree waits for the whole device, no server would free that way); with the
 // CUDA toolkit also tls-mr, the tls variant through cudapool::resource and a
-// cuda::mr::async_resource_ref (allocate_async / deallocate_async), as a CCCL user holds a pool.
+// cuda::mr::async_resource_ref (allocate_async / deallocate_async), as a CCCL user holds a pool;
+// and none, the ceiling: no allocator (serve only). Each thread serves every request from a ring of
+// 32 slots of memory of its own (allocate_chunk in set-up: cudaMalloc on cuda; freed after the
+// run), a slot as large as the mode's largest request; a free does nothing. More slots than a
+// thread can have requests in flight (up to 23 between its waits: serve.cpp's max_in_flight), so
+// no slot is reused early; the device check still runs. What is left is the host's launch rate and
+// the device work.
 #pragma once
 
 #include <vector>
@@ -43,7 +49,7 @@ namespace bench {
 // After register_benchmarks (which sets the backend).
 void register_serve_benchmarks(const std::vector<allocator_config>& allocators);
 
-// True once a cudapool variant's serve run saw a failed device check.
+// True once a cudapool variant's (or serve/none's) run saw a failed device check.
 [[nodiscard]] bool serve_pool_failures_seen() noexcept;
 
 }  // namespace bench
