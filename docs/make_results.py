@@ -389,7 +389,17 @@ def section_replay(pg, bench):
             s += f" ({fmt(i)})"
         return s
 
-    pg.add(*table(head, grid(rl)))
+    out = grid(rl)
+    # The ideal non-moving best fit of each trace (bench/fit_floor.hpp), the same for every
+    # allocator that replayed the whole trace: what a heap whose blocks never move can reach.
+    floors = []
+    for t in traces:
+        f = next((oi[k].get("floor_over_live") for (tt, _), oi in rows.items() if tt == t
+                  for k in (0, 1) if oi[k] and oi[k].get("floor_over_live")), None)
+        floors.append(fmt(f) if f else "–")
+    if any(f != "–" for f in floors):
+        out.append(["best-fit floor (`floor_over_live`)"] + floors)
+    pg.add(*table(head, out))
     for p in plot.plot_replay(pg.plots_dir, bench.context, replay_rows(params), set()):
         pg.image(p, os.path.basename(p))
 
