@@ -6,15 +6,7 @@
 #   cmake -DBUILD_DIR=... -DWORK_DIR=... -DSOURCE_DIR=... -DCPACK=... -DPACKAGE_FILE=...
 #         -DCXX_COMPILER=... -DCXX_FLAGS=... -DBUILD_TYPE=... -DHAS_CUDA=ON|OFF
 #         [-DCUDA_COMPILER=... -DCUDA_ARCHITECTURES=...] -P debian_test.cmake
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT status EQUAL 0)
-    list(JOIN ARGN " " shown)
-    message(FATAL_ERROR "${what} failed (${status}): ${shown}\n${out}\n${err}")
-  endif()
-  message(STATUS "${what}: ok")
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/script_run.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
 run("cpack -G DEB" ${CPACK} -G DEB --config ${BUILD_DIR}/CPackConfig.cmake -B ${WORK_DIR}/out)
