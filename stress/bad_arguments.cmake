@@ -22,6 +22,7 @@ set(cases
   "--backend=gpu"
   "--inject=bogus"
   "--tls-transfer=bogus"
+  "--first-slab-bytes=100"
   "--no-such-option"
   "--allocator=no_such_allocator"
   "--allocator=cub,--backend=sim"

@@ -191,6 +191,10 @@ void validate_peer(const stress_config& c) {
 }  // namespace
 
 void validate(const stress_config& c) {
+  if (c.first_slab_bytes % (std::size_t{64} << 10) != 0) {
+    throw config_error("--first-slab-bytes: a multiple of 64 KiB (or 0 for the default), got " +
+                       std::to_string(c.first_slab_bytes));
+  }
   const std::vector<std::string> variants = available_variants();
   if (std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {
     std::string list;

@@ -92,6 +92,8 @@ struct stress_config {
   fault inject = fault::none;
   // The tls variant's transfer layer (pool_options::tls_transfer); ignored by the others.
   pool_options::transfer_layer tls_transfer = pool_options::transfer_layer::concurrent_queue;
+  // pool_options::first_slab_bytes; 0: the pool's default (--first-slab-bytes).
+  std::size_t first_slab_bytes = 0;
   bool progress = true;  // a progress line about every second (--quiet turns it off)
 
   // Not on the command line.

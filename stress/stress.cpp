@@ -5,6 +5,7 @@
 //          [--streams=N] [--duration=SECONDS | --ops=N] [--seed=N]
 //          [--sizes=fixed:BYTES|classes|mixed|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
 //          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
+//          [--first-slab-bytes=N]
 //          [--quiet]
 //
 // Exit status: 0 when the run saw no violation, 1 when it saw any (the first few are printed),
@@ -79,6 +80,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tls-transfer", tls_transfer, "tls variant: its transfer layer, queue, mutex or stack")
       ->capture_default_str();
+  std::size_t first_slab_bytes = 0;
+  app.add_option("--first-slab-bytes", first_slab_bytes, "pool_options::first_slab_bytes (0: the default, 64 KiB)")
+      ->capture_default_str();
   app.add_flag("--quiet", quiet, "no progress lines (the header and the summary are still printed)");
 
   stress_config config;
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
     config.cross_stream = cross_stream;
     config.inject = parse_fault(inject);
     config.tls_transfer = parse_transfer_layer(tls_transfer);
+    config.first_slab_bytes = first_slab_bytes;
     config.progress = !quiet;
     validate(config);
   } catch (const CLI::ParseError& e) {

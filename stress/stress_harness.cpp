@@ -136,6 +136,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
     options.on_invalid_free = &on_invalid_free;
     options.invalid_free_context = &violations;
     options.tls_transfer = config.tls_transfer;
+    if (config.first_slab_bytes != 0) options.first_slab_bytes = config.first_slab_bytes;
     pool = make_pool(config.variant, opened.device, options);
     if (config.inject == fault::early_reuse) {
       pool = std::make_unique<early_reuse_pool>(std::move(pool));
