@@ -377,7 +377,7 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
     resolve_completed();
     id = find_fit(size, alignment, use, false);
   }
-  if (id == none) id = find_fit(size, alignment, use, true);
+  if (id == none && page_ != 0) id = find_fit(size, alignment, use, true);  // chunks: no wilderness
   if (id == none && may_grow && config_.allow_growth) {
     id = page_ != 0 ? grow(size, alignment, use) : grow_chunk(size, alignment);
   }

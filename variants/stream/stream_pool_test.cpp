@@ -16,6 +16,13 @@ INSTANTIATE_TYPED_TEST_SUITE_P(stream, conformance, stream_configs);
 namespace {
 
 struct StreamPool : ::testing::Test {
+  // One class of 1 MiB blocks, two per slab: the tests of which stream gets which block.
+  static pool_options two_block_slabs() {
+    pool_options o;
+    o.fixed_block_bytes = 1 << 20;
+    o.first_slab_bytes = o.slab_bytes;
+    return o;
+  }
   std::shared_ptr<sim_backend> device{make_sim_backend()};
   stream_ref a = device->create_stream();
   stream_ref b = device->create_stream();
@@ -88,10 +95,7 @@ TEST_F(StreamPool, PressureReclaimsCompletedEpochsBeforeStealing) {
 // While memory can be had otherwise, no stream waits on another (issue 15: RMM #850's
 // over-synchronisation): a busy stream's free block is left alone and the pool grows.
 TEST_F(StreamPool, GrowsRatherThanWaitOnABusyStream) {
-  pool_options o;
-  o.fixed_block_bytes = 1 << 20;
-  o.first_slab_bytes = o.slab_bytes;  // two blocks per slab
-  stream_pool pool(device, o);
+  stream_pool pool(device, two_block_slabs());
   void* p = pool.allocate(1, a);
   void* q = pool.allocate(1, a);
   const std::uint64_t grows = pool.stats().grows;
@@ -112,10 +116,7 @@ TEST_F(StreamPool, GrowsRatherThanWaitOnABusyStream) {
 // A stream that has run all its work gives its partition's blocks to another stream without a
 // wait and without growth (a stream query, no event).
 TEST_F(StreamPool, AnIdleStreamsBlocksServeAnotherWithoutAWait) {
-  pool_options o;
-  o.fixed_block_bytes = 1 << 20;
-  o.first_slab_bytes = o.slab_bytes;  // two blocks per slab
-  stream_pool pool(device, o);
+  stream_pool pool(device, two_block_slabs());
   void* p = pool.allocate(1, a);
   void* q = pool.allocate(1, a);
   device->fill(a, p, 1 << 20, 0xA);
