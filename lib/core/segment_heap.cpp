@@ -114,7 +114,7 @@ bool segment_heap::reserve_initial(std::size_t bytes) {
   if (bytes == 0) return true;
   const std::size_t rounded = round_up(bytes, page_ != 0 ? page_ : granule);
   if (config_.byte_limit != 0 && rounded > config_.byte_limit) return false;
-  const std::uint32_t id = page_ != 0 ? grow(rounded, granule, {}) : grow_chunk(rounded, granule);
+  const std::uint32_t id = page_ != 0 ? grow(rounded, granule, {}).first : grow_chunk(rounded, granule);
   if (id == none) return false;
   segment& seg = segments_[extents_[id].segment];
   seg.pinned_end = seg.base + rounded;
@@ -145,26 +145,51 @@ std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, s
     return round_up(e.base, alignment) + bytes <= e.end();
   };
   unsigned b = bin_of(bytes);
+  std::uint32_t best = none;
+  std::size_t best_hole = 0;
   for (bool first = true;; first = false) {
     if (!first) {
       // The next non-empty bin above b.
       unsigned w = (b + 1) / 64;
-      if (w >= bin_count / 64) return none;
+      if (w >= bin_count / 64) return best;
       std::uint64_t bits = bitmap_[w] & (~std::uint64_t{0} << ((b + 1) % 64));
       while (bits == 0) {
-        if (++w == bin_count / 64) return none;
+        if (++w == bin_count / 64) return best;
         bits = bitmap_[w];
       }
       b = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
     }
-    // The smallest fitting extent of the bin that the caller may use.
-    std::uint32_t best = none;
+    // The fitting extent the caller may use in the smallest hole: a free extent's hole is the run
+    // of free neighbours it lies in, whatever their tags (free() keeps differently tagged ranges
+    // apart). Ranked by the piece alone, a small request would take a piece of a large hole and
+    // split it while a hole of its own size stays empty. Bins above b hold larger pieces; none of
+    // them can be in a smaller hole than the best found once their floor exceeds its hole.
     for (std::uint32_t id = bins_[b]; id != none; id = extents_[id].link_next) {
       const extent& e = extents_[id];
-      if ((best == none || e.bytes < extents_[best].bytes) && fits(e) && safe_for(e.tag, use)) best = id;
+      if (!fits(e) || !safe_for(e.tag, use)) continue;
+      const std::size_t h = hole_bytes(id);
+      if (best == none || h < best_hole || (h == best_hole && e.bytes < extents_[best].bytes)) {
+        best = id;
+        best_hole = h;
+      }
     }
-    if (best != none) return best;
+    if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) return best;
   }
+}
+
+// The bytes of the run of free extents that id lies in.
+std::size_t segment_heap::hole_bytes(std::uint32_t id) const noexcept {
+  std::size_t h = extents_[id].bytes;
+  for (std::uint32_t n = extents_[id].prev; n != none && extents_[n].st == state::free; n = extents_[n].prev) h += extents_[n].bytes;
+  for (std::uint32_t n = extents_[id].next; n != none && extents_[n].st == state::free; n = extents_[n].next) h += extents_[n].bytes;
+  return h;
+}
+
+// The smallest size bin b holds (bin_of's inverse).
+std::size_t segment_heap::bin_floor(unsigned b) noexcept {
+  if (b < 16) return std::size_t{b} * granule;
+  const unsigned fl = b / 16 + 3;
+  return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
 }
 
 void segment_heap::insert_free(std::uint32_t id) noexcept {
@@ -280,35 +305,35 @@ void segment_heap::unlink(std::uint32_t id) noexcept {
   if (e.next != none) extents_[e.next].prev = e.prev;
 }
 
-// Merges free extent id (not in a bin) with its free neighbours where their tags allow (and, with
-// `only`, where `only` may use them at once), and bins it.
-std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
-  auto merged_tag = [](const stream_tag& a, const stream_tag& b, stream_tag* out) {
-    if (a.resolved()) {
-      *out = b.resolved() ? stream_tag{} : b;
-      return true;
-    }
-    if (b.resolved()) {
-      *out = a;
-      return true;
-    }
-    if (a.completed != b.completed) return false;  // pending on two streams: apart until one completes
-    *out = a;
-    out->epoch = std::max(a.epoch, b.epoch);  // one stream's epochs complete in order
-    out->same_stream = a.same_stream && b.same_stream;
-    return true;
+// Merges free extent id (not in a bin) with its free neighbours of the same tag, and bins it. Two
+// resolved ranges merge; two ranges pending behind the same epoch of one stream merge; anything
+// else stays apart, so that each range becomes reusable by all exactly when its own epoch completes.
+// A resolved range merged into a pending neighbour would wait for that neighbour's epoch, and a
+// stream's ranges merged under the later of their epochs would wait for each later free next to
+// them: on a 64-thread, 16-stream soak that held more memory the longer it ran (19 GiB mapped for
+// 1 GiB live after 5 minutes). A stream still gets the union of its own and resolved neighbours:
+// allocate() and grow() take runs of neighbours (find_run, run_around).
+std::uint32_t segment_heap::coalesce(std::uint32_t id) noexcept {
+  auto same_tag = [](const stream_tag& a, const stream_tag& b) {
+    if (a.resolved() && b.resolved()) return true;
+    return a.completed == b.completed && a.epoch == b.epoch;
   };
-  for (const bool left : {true, false}) {
+  // On each side while the next neighbour merges: a neighbour merged in may border another whose
+  // epoch completed since (both resolved, not yet merged: resolve_completed has not run).
+  for (const bool left : {true, false}) for (;;) {
     const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
-    if (n == none || extents_[n].st != state::free) continue;
-    if (only != nullptr && !safe_for(extents_[n].tag, *only)) continue;
-    stream_tag t;
-    if (!merged_tag(extents_[id].tag, extents_[n].tag, &t)) continue;
+    if (n == none || extents_[n].st != state::free || !same_tag(extents_[id].tag, extents_[n].tag)) break;
+    const bool resolved = extents_[id].tag.resolved() && extents_[n].tag.resolved();
+    const bool same_stream = extents_[id].tag.same_stream && extents_[n].tag.same_stream;
     remove_free(n);
     extent& e = extents_[id];
     if (left) e.base = extents_[n].base;
     e.bytes += extents_[n].bytes;
-    e.tag = t;
+    if (resolved) {
+      e.tag = {};
+    } else {
+      e.tag.same_stream = same_stream;
+    }
     unlink(n);
     recycle(n);
   }
@@ -348,7 +373,7 @@ void segment_heap::resolve_completed() noexcept {
   for (const std::uint32_t id : resolved_) {
     // Still free and tagged (an earlier merge of this loop may have absorbed it); resolved now.
     if (extents_[id].st != state::free || extents_[id].tag.completed == nullptr) continue;
-    extents_[id].tag = {};
+      extents_[id].tag = {};
     remove_free(id);
     coalesce(id);  // may tag it again from a pending neighbour, and list it in pending_
   }
@@ -377,25 +402,87 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
     resolve_completed();
     id = find_fit(size, alignment, use, false);
   }
-  if (id == none && page_ != 0) id = find_fit(size, alignment, use, true);  // chunks: no wilderness
-  if (id == none && may_grow && config_.allow_growth) {
-    id = page_ != 0 ? grow(size, alignment, use) : grow_chunk(size, alignment);
+  // Holes first, then the wilderness; in each, one free extent, else a run of neighbours (ranges
+  // of the caller's stream beside resolved ones, which free() keeps apart).
+  // A piece that fits is taken from the start of the run it lies in (what the caller may use of
+  // its hole), so that one remnant is left, not two.
+  run r = id != none ? run_around(id, use) : run{none, none};
+  if (r.first == none && !pending_.empty()) r = find_run(size, alignment, use, false);
+  if (r.first == none && page_ != 0) {  // chunks: no wilderness
+    id = find_fit(size, alignment, use, true);
+    r = id != none ? run_around(id, use) : run{none, none};
+    if (r.first == none && !pending_.empty()) r = find_run(size, alignment, use, true);
   }
-  if (id == none) return nullptr;
-  return take(id, size, alignment, k, bytes);
+  if (r.first == none && may_grow && config_.allow_growth) {
+    if (page_ != 0) {
+      r = grow(size, alignment, use);
+    } else {
+      r.first = r.last = grow_chunk(size, alignment);
+    }
+  }
+  if (r.first == none) return nullptr;
+  return take(r, size, alignment, k, bytes);
 }
 
-// Cuts [round_up(base, alignment), + bytes) out of free extent id; the rest stays free, tagged as
-// it was.
-void* segment_heap::take(std::uint32_t id, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested) {
+// The smallest run of two or more neighbouring free extents, all of which `use` may take, that
+// holds an aligned range of `bytes`: {none, none} if there is none. Every such run holds a tagged
+// extent (two untagged neighbours are always merged), so the runs grow from pending_'s extents.
+segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
+  run best{none, none};
+  std::size_t best_bytes = 0;
+  for (const std::uint32_t id : pending_) {
+    if (extents_[id].st != state::free || !safe_for(extents_[id].tag, use)) continue;
+    const auto [first, last] = run_around(id, use);
+    if (first != id && pending_tagged_left_of(first, id)) continue;  // seen from its first tagged extent
+    if (first == last) continue;
+    if (!wilderness && extents_[last].next != none && extents_[extents_[last].next].st == state::unmapped) continue;
+    const std::uintptr_t lo = extents_[first].base;
+    const std::uintptr_t hi = extents_[last].end();
+    if (round_up(lo, alignment) + bytes > hi) continue;
+    if (best.first == none || hi - lo < best_bytes) {
+      best = {first, last};
+      best_bytes = hi - lo;
+    }
+  }
+  return best;
+}
+
+// Whether a tagged extent lies in [first, id) (walking right from first): the run starting at first
+// was then already considered from that extent.
+bool segment_heap::pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept {
+  for (std::uint32_t n = first; n != id; n = extents_[n].next) {
+    if (extents_[n].tag.completed != nullptr) return true;
+  }
+  return false;
+}
+
+// Cuts [round_up(base, alignment), + bytes) out of the free extents r.first .. r.last (neighbours;
+// one extent when equal). What is left before the range keeps its extent's tag, what is left after
+// it keeps its own.
+void* segment_heap::take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested) {
   ensure_spare(2);
   index_.reserve_one();
-  remove_free(id);
-  extent& e = extents_[id];
-  const std::uintptr_t start = round_up(e.base, alignment);
-  const auto [front, back] = carve(id, start, start + bytes);
+  const std::uintptr_t start = round_up(extents_[r.first].base, alignment);
+  const std::uintptr_t end = start + bytes;
+  // Only the extents the range touches.
+  while (extents_[r.first].end() <= start) r.first = extents_[r.first].next;
+  while (extents_[r.last].base >= end) r.last = extents_[r.last].prev;
+  const stream_tag back_tag = extents_[r.last].tag;
+  remove_free(r.first);
+  for (std::uint32_t n = r.first; n != r.last;) {
+    n = extents_[n].next;
+    remove_free(n);
+    extents_[r.first].bytes += extents_[n].bytes;
+    unlink(n);
+    recycle(n);
+  }
+  const std::uint32_t id = r.first;
+  const auto [front, back] = carve(id, start, end);
   if (front != none) insert_free(front);
-  if (back != none) insert_free(back);
+  if (back != none) {
+    extents_[back].tag = back_tag;
+    insert_free(back);
+  }
   extent& me = extents_[id];
   me.st = state::used;
   me.what = k;
@@ -426,7 +513,7 @@ std::uint32_t segment_heap::add_segment(std::uintptr_t base, std::size_t bytes, 
 
 // Virtual memory: maps the fewest pages that make a free range of `bytes` at `alignment`, next to
 // a free neighbour the caller may use where there is one, and returns that range (free, binned).
-std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, stream_use use) {
+segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, stream_use use) {
   struct candidate {
     std::uint32_t unmapped = none;
     std::uintptr_t lo = 0, hi = 0;  // the pages to map
@@ -434,21 +521,20 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
   } best;
   auto consider = [&](std::uint32_t u) {
     const extent& U = extents_[u];
-    const bool left = U.prev != none && extents_[U.prev].st == state::free && safe_for(extents_[U.prev].tag, use);
-    const bool right = U.next != none && extents_[U.next].st == state::free && safe_for(extents_[U.next].tag, use);
-    const std::uintptr_t from = left ? extents_[U.prev].base : U.base;
+    const run around = run_around(u, use);
+    const std::uintptr_t from = extents_[around.first].base;
     const std::uintptr_t start = round_up(from, alignment);
     const std::uintptr_t end = start + bytes;
-    if (end > (right ? extents_[U.next].end() : U.end())) return;
+    if (end > extents_[around.last].end()) return;
     const std::uintptr_t lo = std::max(U.base, round_down(start, page_));
     const std::uintptr_t hi = std::min(round_up(end, page_), U.end());
-    if (lo >= hi) return;  // a free neighbour alone would do: find_fit saw it as unsafe or short
+    if (lo >= hi) return;  // free neighbours alone would do: find_fit saw them as unsafe or short
     if (best.unmapped == none || hi - lo < best.hi - best.lo || (hi - lo == best.hi - best.lo && start < best.start)) {
       best = {u, lo, hi, start};
     }
   };
   if (config_.byte_limit != 0 && mapped_.load(std::memory_order_relaxed) + round_up(bytes, page_) > config_.byte_limit + page_) {
-    return none;  // no placement can stay under the limit
+    return {none, none};  // no placement can stay under the limit
   }
   for (std::uint32_t u = unmapped_head_; u != none; u = extents_[u].link_next) consider(u);
   if (best.unmapped == none) {
@@ -458,12 +544,12 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
                                                                   : 2 * device_.memory_bytes();
     const std::size_t want = round_up(std::max(base_bytes, bytes + alignment), page_);
     const std::size_t align = std::max(page_, std::bit_floor(std::min(alignment, want)));
-    if (bytes > device_.memory_bytes()) return none;  // no device has it: not worth an address range
+    if (bytes > device_.memory_bytes()) return {none, none};  // no device has it: not worth an address range
     void* base = nullptr;
     try {
       base = device_.reserve_address(want, align);
     } catch (const backend_error&) {
-      return none;  // out of address space: out of memory to the caller
+      return {none, none};  // out of address space: out of memory to the caller
     }
     try {
       consider(add_segment(reinterpret_cast<std::uintptr_t>(base), want, true, state::unmapped));
@@ -471,18 +557,18 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
       device_.release_address(base, want);
       throw;
     }
-    if (best.unmapped == none) return none;
+    if (best.unmapped == none) return {none, none};
   }
   const std::size_t map_bytes = best.hi - best.lo;
   const std::size_t mapped = mapped_.load(std::memory_order_relaxed);
-  if (config_.byte_limit != 0 && mapped + map_bytes > config_.byte_limit) return none;
+  if (config_.byte_limit != 0 && mapped + map_bytes > config_.byte_limit) return {none, none};
   // Against the current use, this request included.
   if (config_.remap_ratio > 0.0 &&
       static_cast<double>(mapped + map_bytes) > config_.remap_ratio * static_cast<double>(mapped - free_bytes_ + bytes)) {
     unmap_elsewhere(map_bytes, extents_[best.unmapped].prev, extents_[best.unmapped].next);
   }
   ensure_spare(2);
-  if (!device_.map(reinterpret_cast<void*>(best.lo), map_bytes)) return none;
+  if (!device_.map(reinterpret_cast<void*>(best.lo), map_bytes)) return {none, none};
   ++maps_;
   count_mapped(map_bytes);
   // The unmapped extent: [base, lo) and [hi, end) stay unmapped, [lo, hi) is free now.
@@ -492,7 +578,17 @@ std::uint32_t segment_heap::grow(std::size_t bytes, std::size_t alignment, strea
   if (front != none) insert_unmapped(front);
   if (back != none) insert_unmapped(back);
   extents_[u].tag = {};
-  return coalesce(u, &use);  // not with a neighbour the caller may not use: the range is for it
+  return run_around(coalesce(u), use);  // with the neighbours the caller may use: the range is for it
+}
+
+// The free extent id (which `use` may take) with the neighbours on either side that `use` may take
+// too. For an unmapped id: its free neighbours that `use` may take (id itself where there are none).
+segment_heap::run segment_heap::run_around(std::uint32_t id, stream_use use) const noexcept {
+  auto usable = [&](std::uint32_t n) { return n != none && extents_[n].st == state::free && safe_for(extents_[n].tag, use); };
+  run r{id, id};
+  while (usable(extents_[r.first].prev)) r.first = extents_[r.first].prev;
+  while (usable(extents_[r.last].next)) r.last = extents_[r.last].next;
+  return r;
 }
 
 // Without virtual memory: one chunk of at least `bytes` at `alignment`, in multiples of chunk_bytes.

@@ -16,9 +16,9 @@
 // Invariants (under mutex_)
 //   mapped_ == sum of the bytes of used and free extents (unmapped extents are whole pages)
 //   an unmapped extent has no unmapped neighbour; a segment's extents tile it
-//   two free neighbours are never merged while one is pending on a stream and the other is not
-//   reusable by that stream at once: a merged range takes the later epoch of the same stream, or
-//   stays apart (RMM #2489 merged a pending range into a reusable one and handed it out early)
+//   two free neighbours merge only when their tags are the same (nothing pending, or one epoch of
+//   one stream); a range is handed to a stream only when every extent it spans is safe for that
+//   stream (RMM #2489 merged a pending range into a reusable one and handed it out early)
 //
 // Thread-safety: every public member function is thread-safe (one mutex: the heap serves slab growth
 // and requests above the largest size class, never the small-block hot path).
@@ -175,15 +175,23 @@ class segment_heap {
 
   static constexpr unsigned bin_count = 640;
   static unsigned bin_of(std::size_t bytes) noexcept;
+  static std::size_t bin_floor(unsigned b) noexcept;
 
   // All private functions run under mutex_.
   // The best-fitting free extent the caller may use, or none. wilderness = false leaves out the
   // free extents that end at unmapped address space (the top of a segment's mapped pages).
   std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
-  std::uint32_t grow(std::size_t bytes, std::size_t alignment, stream_use use);
+  [[nodiscard]] std::size_t hole_bytes(std::uint32_t id) const noexcept;
+  struct run {
+    std::uint32_t first, last;  // neighbouring free extents, in address order
+  };
+  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
+  [[nodiscard]] bool pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept;
+  run grow(std::size_t bytes, std::size_t alignment, stream_use use);
+  [[nodiscard]] run run_around(std::uint32_t id, stream_use use) const noexcept;
   std::uint32_t grow_chunk(std::size_t bytes, std::size_t alignment);
   std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
-  void* take(std::uint32_t id, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
+  void* take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
   void ensure_spare(std::size_t n);
   std::uint32_t new_extent() noexcept;
   void recycle(std::uint32_t id) noexcept;
@@ -193,7 +201,7 @@ class segment_heap {
   void remove_free(std::uint32_t id) noexcept;
   void insert_unmapped(std::uint32_t id) noexcept;
   void remove_unmapped(std::uint32_t id) noexcept;
-  std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
+  std::uint32_t coalesce(std::uint32_t id) noexcept;  // the merged extent
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
   void resolve_completed() noexcept;
   [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;

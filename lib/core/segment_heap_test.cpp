@@ -103,27 +103,31 @@ TEST_P(SegmentHeap, StreamOrderedReuse) {
   int t_handle = 0;
   const stream_use on_s{&s_handle, true};
   const stream_use on_t{&t_handle, true};
-  void* a = heap->allocate(32 * kib, 256, kind::large, on_s, true);
+  // a and b fill one page (chunk); a is freed on s, pending behind epoch 1.
+  void* a = heap->allocate(48 * kib, 256, kind::large, on_s, true);
+  void* b = heap->allocate(16 * kib, 256, kind::large, on_s, true);
+  ASSERT_EQ(addr(b), addr(a) + 48 * kib);
   const stream_tag pending_on_s{&completed, 1, &s_handle, true};
   ASSERT_EQ(heap->free(a, kind::large, pending_on_s), segment_heap::free_result::freed);
-  EXPECT_EQ(heap->stats().pending_bytes, heap->stats().free_bytes);  // merged with the rest of the page, pending
+  EXPECT_EQ(heap->stats().pending_bytes, 48 * kib);
+  auto outside_a = [&](const void* p, std::size_t n) { return addr(p) + n <= addr(a) || addr(p) >= addr(a) + 48 * kib; };
   // Another stream and slabs never see it before the epoch completes; they get other memory.
-  void* t = heap->allocate(page, 256, kind::large, on_t, true);
+  void* t = heap->allocate(48 * kib, 256, kind::large, on_t, true);
   ASSERT_NE(t, nullptr);
-  EXPECT_TRUE(addr(t) + page <= addr(a) || addr(t) >= addr(a) + page);
+  EXPECT_TRUE(outside_a(t, 48 * kib));
   void* slab = heap->allocate(page, page, kind::slab, {}, true);
-  EXPECT_TRUE(addr(slab) + page <= addr(a) || addr(slab) >= addr(a) + page);
-  // The stream itself reuses it at once.
-  void* again = heap->allocate(32 * kib, 256, kind::large, on_s, true);
+  EXPECT_TRUE(outside_a(slab, page));
+  // The stream itself reuses it at once (the only free 48 KiB).
+  void* again = heap->allocate(48 * kib, 256, kind::large, on_s, false);
   EXPECT_EQ(again, a);
   ASSERT_EQ(heap->free(again, kind::large, pending_on_s), segment_heap::free_result::freed);
   // After a forget_stream, not even the stream itself (its handle may name a new stream).
   heap->forget_stream(&s_handle);
-  void* s2 = heap->allocate(page, 256, kind::large, on_s, true);
-  EXPECT_TRUE(addr(s2) + page <= addr(a) || addr(s2) >= addr(a) + page);
+  void* s2 = heap->allocate(48 * kib, 256, kind::large, on_s, true);
+  EXPECT_TRUE(outside_a(s2, 48 * kib));
   // Once the epoch completed, anyone.
   completed.store(1);
-  void* t2 = heap->allocate(32 * kib, 256, kind::large, on_t, true);
+  void* t2 = heap->allocate(48 * kib, 256, kind::large, on_t, false);
   EXPECT_EQ(t2, a);
   EXPECT_EQ(heap->stats().pending_bytes, 0u);
 }
@@ -150,6 +154,102 @@ TEST_P(SegmentHeap, NeverMergesPendingIntoReusable) {
   EXPECT_TRUE(addr(q) >= addr(d) + 16 * kib || addr(q) + 48 * kib <= addr(a)) << "got u's pending memory";
   void* r = heap->allocate(32 * kib, 256, kind::large, {&s, true}, true);
   EXPECT_EQ(r, a);
+}
+
+// Four 16 KiB neighbours filling one page (chunk).
+struct quarters {
+  void* q[4];
+};
+quarters fill_page(segment_heap& heap) {
+  quarters r{};
+  for (void*& p : r.q) p = heap.allocate(16 * kib, 256, kind::large, {}, true);
+  return r;
+}
+
+// A range with nothing pending beside one pending on a stream stays reusable by every stream: had
+// it merged into the pending range, it would wait for that range's epoch (on a 64-thread soak,
+// memory that waited so grew with the run's length).
+TEST_P(SegmentHeap, AResolvedRangeBesideAPendingOneStaysReusableByAll) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0, t = 0;
+  const quarters p = fill_page(*heap);
+  ASSERT_EQ(addr(p.q[3]), addr(p.q[0]) + 48 * kib);
+  ASSERT_EQ(heap->free(p.q[1], kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p.q[0], kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&t, true}, false), p.q[0]);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&t, true}, false), nullptr);  // q[1] is s's
+}
+
+// Two frees of one stream in different epochs: each range is reusable by others once its own
+// epoch completed, not once the later one did.
+TEST_P(SegmentHeap, EachEpochOfAStreamResolvesOnItsOwn) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0, t = 0;
+  const quarters p = fill_page(*heap);
+  ASSERT_EQ(heap->free(p.q[0], kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p.q[1], kind::large, {&completed, 2, &s, true}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&t, true}, false), nullptr);
+  completed.store(1);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&t, true}, false), p.q[0]);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&t, true}, false), nullptr);
+  completed.store(2);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&t, true}, false), p.q[1]);
+}
+
+// A stream gets the union of its own pending ranges (of any epochs) and resolved ones beside them,
+// without new memory; what is left of the last range keeps that range's epoch.
+TEST_P(SegmentHeap, AStreamTakesARunOfItsOwnAndResolvedRanges) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0, t = 0;
+  const quarters p = fill_page(*heap);
+  ASSERT_EQ(heap->free(p.q[0], kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p.q[1], kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p.q[2], kind::large, {&completed, 2, &s, true}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->allocate(48 * kib, 256, kind::large, {&t, true}, false), nullptr);  // t: only q[0]
+  void* r = heap->allocate(40 * kib, 256, kind::large, {&s, true}, false);
+  ASSERT_EQ(r, p.q[0]);
+  // The last 8 KiB of q[2] are left, pending behind epoch 2.
+  EXPECT_EQ(heap->stats().pending_bytes, 8 * kib);
+  completed.store(1);
+  EXPECT_EQ(heap->allocate(8 * kib, 256, kind::large, {&t, true}, false), nullptr);
+  completed.store(2);
+  EXPECT_EQ(addr(heap->allocate(8 * kib, 256, kind::large, {&t, true}, false)), addr(p.q[2]) + 8 * kib);
+}
+
+// A free merges through every neighbour that is free with its tag, not only the nearest: ranges
+// whose epochs completed since they were freed (not yet merged) join it in one extent.
+TEST_P(SegmentHeap, AFreeMergesThroughNeighboursWhoseEpochsCompleted) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0;
+  const quarters p = fill_page(*heap);
+  ASSERT_EQ(heap->free(p.q[0], kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p.q[1], kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p.q[2], kind::large, {&completed, 2, &s, true}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->stats().free_extents, 3u);
+  completed.store(2);
+  ASSERT_EQ(heap->free(p.q[3], kind::large, {}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->stats().free_extents, 1u);
+  EXPECT_EQ(heap->stats().largest_free_bytes, page);
+}
+
+// Best fit by hole: a request goes to the smallest hole with a piece it may use, not to the
+// smallest piece, which here is part of a larger hole (a piece that is free and one pending).
+TEST_P(SegmentHeap, BestFitRanksPiecesByTheirHole) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0, t = 0;
+  void* p[8];
+  for (void*& x : p) x = heap->allocate(8 * kib, 256, kind::large, {}, true);
+  ASSERT_EQ(addr(p[7]), addr(p[0]) + 56 * kib);
+  ASSERT_EQ(heap->free(p[3], kind::large, {}), segment_heap::free_result::freed);  // a hole of 8 KiB
+  ASSERT_EQ(heap->free(p[0], kind::large, {}), segment_heap::free_result::freed);  // with p[1]: 16 KiB
+  ASSERT_EQ(heap->free(p[1], kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  EXPECT_EQ(heap->allocate(8 * kib, 256, kind::large, {&t, true}, false), p[3]);
+  EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&s, true}, false), p[0]);  // s: the whole hole
 }
 
 TEST_P(SegmentHeap, TrimUnmapsExactlyTheWhollyFreePages) {
