@@ -416,6 +416,7 @@ void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep,
   for (const block_index b : ep.items) --shard.pending_blocks[blocks_[b].size_class()];
   done.insert(done.end(), ep.items.begin(), ep.items.end());
   se.completed.store(ep.seq, std::memory_order_release);  // pairs with stream_tag::resolved()
+  heap_.note_completion();
   --shard.closed;
   epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
 }

@@ -137,7 +137,8 @@ bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept {
   return t.resolved();
 }
 
-std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
+std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+                                     std::size_t* hole) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
   auto fits = [&](const extent& e) {
@@ -173,6 +174,7 @@ std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, s
         best_hole = h;
       }
     }
+    *hole = best_hole;
     if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) return best;
   }
 }
@@ -305,34 +307,43 @@ void segment_heap::unlink(std::uint32_t id) noexcept {
   if (e.next != none) extents_[e.next].prev = e.prev;
 }
 
-// Merges free extent id (not in a bin) with its free neighbours of the same tag, and bins it. Two
-// resolved ranges merge; two ranges pending behind the same epoch of one stream merge; anything
-// else stays apart, so that each range becomes reusable by all exactly when its own epoch completes.
-// A resolved range merged into a pending neighbour would wait for that neighbour's epoch, and a
-// stream's ranges merged under the later of their epochs would wait for each later free next to
-// them: on a 64-thread, 16-stream soak that held more memory the longer it ran (19 GiB mapped for
-// 1 GiB live after 5 minutes). A stream still gets the union of its own and resolved neighbours:
-// allocate() and grow() take runs of neighbours (find_run, run_around).
-std::uint32_t segment_heap::coalesce(std::uint32_t id) noexcept {
-  auto same_tag = [](const stream_tag& a, const stream_tag& b) {
-    if (a.resolved() && b.resolved()) return true;
-    return a.completed == b.completed && a.epoch == b.epoch;
+// Merges free extent id (not in a bin) with the free neighbours whose tags allow it, and bins it.
+// Two resolved ranges merge; two ranges pending on one stream merge under the later epoch (epochs
+// of a stream complete in order); ranges pending on two streams stay apart. A resolved range and
+// a pending one merge (under the pending tag) only while one stream has ever freed into the heap:
+// then the only other user is slab growth, and one extent per hole serves that stream best. Once
+// frees come from a second stream they stay apart: merged, the resolved range would wait for the
+// neighbour's epoch, and on a 64-thread, 16-stream soak memory that waited so grew with the run
+// (19 GiB mapped for 1 GiB live after 5 minutes). A stream still gets the union of its own and
+// resolved neighbours: place() and grow() take runs of neighbours (find_run, run_around).
+// With `only` (grow: the new range is for `only`'s request), only neighbours it may take merge.
+std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
+  auto mergeable = [this](const stream_tag& a, const stream_tag& b) {
+    const bool ra = a.resolved();
+    const bool rb = b.resolved();
+    if (ra && rb) return true;
+    if (!ra && !rb) return a.completed == b.completed;
+    return !multi_stream_;
   };
   // On each side while the next neighbour merges: a neighbour merged in may border another whose
   // epoch completed since (both resolved, not yet merged: resolve_completed has not run).
   for (const bool left : {true, false}) for (;;) {
     const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
-    if (n == none || extents_[n].st != state::free || !same_tag(extents_[id].tag, extents_[n].tag)) break;
-    const bool resolved = extents_[id].tag.resolved() && extents_[n].tag.resolved();
-    const bool same_stream = extents_[id].tag.same_stream && extents_[n].tag.same_stream;
+    if (n == none || extents_[n].st != state::free || !mergeable(extents_[id].tag, extents_[n].tag)) break;
+    if (only != nullptr && !safe_for(extents_[n].tag, *only)) break;
+    const stream_tag a = extents_[id].tag;
+    const stream_tag b = extents_[n].tag;
     remove_free(n);
     extent& e = extents_[id];
     if (left) e.base = extents_[n].base;
     e.bytes += extents_[n].bytes;
-    if (resolved) {
+    if (a.resolved() && b.resolved()) {
       e.tag = {};
-    } else {
-      e.tag.same_stream = same_stream;
+    } else if (a.resolved()) {
+      e.tag = b;
+    } else if (!b.resolved()) {
+      e.tag.epoch = std::max(a.epoch, b.epoch);
+      e.tag.same_stream = a.same_stream && b.same_stream;
     }
     unlink(n);
     recycle(n);
@@ -397,22 +408,22 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // what fits no hole below it, so that it stays whole for the next large request instead of
   // being carved by small ones while holes stay empty. On the CNN trace with a batch drawn per
   // step, best fit without this rule reserved 1.31x the live peak, with it 1.05x.
-  std::uint32_t id = find_fit(size, alignment, use, false);
-  if (id == none && !pending_.empty()) {
+  // Several streams: ranges whose epochs completed since the last look merge first, so that holes
+  // are whole.
+  if (multi_stream_ && !pending_.empty()) {
+    const std::uint64_t c = completions_.load(std::memory_order_relaxed);
+    if (c != completions_seen_) {
+      completions_seen_ = c;
+      resolve_completed();
+    }
+  }
+  // Holes first, then the wilderness.
+  run r = place(size, alignment, use, false);
+  if (r.first == none && !pending_.empty()) {
     resolve_completed();
-    id = find_fit(size, alignment, use, false);
+    r = place(size, alignment, use, false);
   }
-  // Holes first, then the wilderness; in each, one free extent, else a run of neighbours (ranges
-  // of the caller's stream beside resolved ones, which free() keeps apart).
-  // A piece that fits is taken from the start of the run it lies in (what the caller may use of
-  // its hole), so that one remnant is left, not two.
-  run r = id != none ? run_around(id, use) : run{none, none};
-  if (r.first == none && !pending_.empty()) r = find_run(size, alignment, use, false);
-  if (r.first == none && page_ != 0) {  // chunks: no wilderness
-    id = find_fit(size, alignment, use, true);
-    r = id != none ? run_around(id, use) : run{none, none};
-    if (r.first == none && !pending_.empty()) r = find_run(size, alignment, use, true);
-  }
+  if (r.first == none && page_ != 0) r = place(size, alignment, use, true);  // chunks: no wilderness
   if (r.first == none && may_grow && config_.allow_growth) {
     if (page_ != 0) {
       r = grow(size, alignment, use);
@@ -424,10 +435,26 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   return take(r, size, alignment, k, bytes);
 }
 
+// Where a request goes: into the smallest hole that holds it, as one free extent or as a run of
+// neighbours that `use` may all take (ranges of its stream beside resolved ones, which free()
+// keeps apart), cut from the start of what `use` may take of the hole (one remnant, not two).
+segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
+  std::size_t hole = 0;
+  const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, &hole);
+  run r = id != none ? run_around(id, use) : run{none, none};
+  if (!pending_.empty() && (multi_stream_ || r.first == none)) {
+    std::size_t run_hole = 0;
+    const run q = find_run(bytes, alignment, use, wilderness, &run_hole);
+    if (q.first != none && (r.first == none || run_hole < hole)) r = q;
+  }
+  return r;
+}
+
 // The smallest run of two or more neighbouring free extents, all of which `use` may take, that
 // holds an aligned range of `bytes`: {none, none} if there is none. Every such run holds a tagged
 // extent (two untagged neighbours are always merged), so the runs grow from pending_'s extents.
-segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
+segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+                                         std::size_t* hole) const noexcept {
   run best{none, none};
   std::size_t best_bytes = 0;
   for (const std::uint32_t id : pending_) {
@@ -439,11 +466,13 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
     const std::uintptr_t lo = extents_[first].base;
     const std::uintptr_t hi = extents_[last].end();
     if (round_up(lo, alignment) + bytes > hi) continue;
-    if (best.first == none || hi - lo < best_bytes) {
+    const std::size_t h = hole_bytes(first);
+    if (best.first == none || h < best_bytes) {
       best = {first, last};
-      best_bytes = hi - lo;
+      best_bytes = h;
     }
   }
+  *hole = best_bytes;
   return best;
 }
 
@@ -578,7 +607,9 @@ segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, s
   if (front != none) insert_unmapped(front);
   if (back != none) insert_unmapped(back);
   extents_[u].tag = {};
-  return run_around(coalesce(u), use);  // with the neighbours the caller may use: the range is for it
+  // Merged only with neighbours the caller may use (a pending one would lend it its tag), then
+  // with the run of them: the range is for the caller.
+  return run_around(coalesce(u, &use), use);
 }
 
 // The free extent id (which `use` may take) with the neighbours on either side that `use` may take
@@ -636,6 +667,13 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
   if (k == kind::large) large_used_.store(large_used_.load(std::memory_order_relaxed) - e.bytes, std::memory_order_relaxed);
   if (requested != nullptr) *requested = e.requested;
   e.tag = tag.resolved() ? stream_tag{} : tag;
+  if (e.tag.completed != nullptr && e.tag.completed != first_stream_) {
+    if (first_stream_ == nullptr) {
+      first_stream_ = e.tag.completed;
+    } else {
+      multi_stream_ = true;
+    }
+  }
   e.requested = 0;
   coalesce(id);
   return free_result::freed;

@@ -16,9 +16,10 @@
 // Invariants (under mutex_)
 //   mapped_ == sum of the bytes of used and free extents (unmapped extents are whole pages)
 //   an unmapped extent has no unmapped neighbour; a segment's extents tile it
-//   two free neighbours merge only when their tags are the same (nothing pending, or one epoch of
-//   one stream); a range is handed to a stream only when every extent it spans is safe for that
-//   stream (RMM #2489 merged a pending range into a reusable one and handed it out early)
+//   two free neighbours pending on two streams never merge; a resolved range merges into a pending
+//   one only while one stream has freed into the heap (coalesce); a range is handed to a stream
+//   only when every extent it spans is safe for it (RMM #2489 merged a pending range into a
+//   reusable one and handed it out early)
 //
 // Thread-safety: every public member function is thread-safe (one mutex: the heap serves slab growth
 // and requests above the largest size class, never the small-block hot path).
@@ -120,6 +121,8 @@ class segment_heap {
   // Used large extents: (base, requested bytes), the first `max` of them, and how many in all.
   [[nodiscard]] std::vector<std::pair<void*, std::size_t>> live_large(std::size_t max, std::size_t* count,
                                                                       std::size_t* bytes) const;
+  // A stream's epoch completed (its tags resolve): the next allocation merges what it frees.
+  void note_completion() noexcept { completions_.fetch_add(1, std::memory_order_relaxed); }
   [[nodiscard]] bool has_pending() const noexcept { return pending_count_.load(std::memory_order_relaxed) != 0; }
 
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_.load(std::memory_order_relaxed); }
@@ -180,12 +183,14 @@ class segment_heap {
   // All private functions run under mutex_.
   // The best-fitting free extent the caller may use, or none. wilderness = false leaves out the
   // free extents that end at unmapped address space (the top of a segment's mapped pages).
-  std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
+  // *hole: the bytes of the hole (run of free neighbours) the result lies in.
+  std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness, std::size_t* hole) const noexcept;
   [[nodiscard]] std::size_t hole_bytes(std::uint32_t id) const noexcept;
   struct run {
     std::uint32_t first, last;  // neighbouring free extents, in address order
   };
-  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
+  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness, std::size_t* hole) const noexcept;
+  run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
   [[nodiscard]] bool pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept;
   run grow(std::size_t bytes, std::size_t alignment, stream_use use);
   [[nodiscard]] run run_around(std::uint32_t id, stream_use use) const noexcept;
@@ -201,7 +206,7 @@ class segment_heap {
   void remove_free(std::uint32_t id) noexcept;
   void insert_unmapped(std::uint32_t id) noexcept;
   void remove_unmapped(std::uint32_t id) noexcept;
-  std::uint32_t coalesce(std::uint32_t id) noexcept;  // the merged extent
+  std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
   void resolve_completed() noexcept;
   [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
@@ -229,12 +234,17 @@ class segment_heap {
   std::size_t free_bytes_ = 0;             // GUARDED_BY(mutex_); bytes of binned free extents
   std::size_t peak_used_ = 0;              // GUARDED_BY(mutex_); mapped - free at its highest
   std::uint64_t unmapped_bytes_ = 0;       // GUARDED_BY(mutex_)
+  std::uint64_t completions_seen_ = 0;     // GUARDED_BY(mutex_)
+  // The first stream that freed with a tag (by its completed counter), and whether another has.
+  const std::atomic<std::uint64_t>* first_stream_ = nullptr;  // GUARDED_BY(mutex_)
+  bool multi_stream_ = false;                                 // GUARDED_BY(mutex_)
 
   // Written under mutex_, read relaxed by the pool's release-threshold check and stats.
   std::atomic<std::size_t> mapped_{0};
   std::atomic<std::size_t> peak_mapped_{0};
   std::atomic<std::size_t> large_used_{0};  // bytes of used large extents
   std::atomic<std::size_t> pending_count_{0};  // pending_.size()
+  std::atomic<std::uint64_t> completions_{0};  // note_completion() calls
 };
 
 }  // namespace cudapool::core
