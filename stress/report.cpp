@@ -1,41 +1,18 @@
-// report.cpp - the summary table and the JSON object of a stress_result (see report.hpp).
+// report.cpp - the summary table and the JSON object of a stress_result (see report.hpp); the
+// JSON is written by nlohmann-json, as the stats are (cudapool/detail/core/json.hpp).
 #include "report.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <string_view>
+
+#include <cudapool/detail/core/json.hpp>
 
 #include "format.hpp"
 
 namespace cudapool::stress {
-
-namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
-          out += esc;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 void print_summary(const stress_result& r, std::ostream& out) {
   const auto row = [&](std::string_view name, const std::string& value) {
@@ -90,36 +67,46 @@ void print_summary(const stress_result& r, std::ostream& out) {
 }
 
 std::string to_json(const stress_result& r) {
-  // A peer's figure where it reports one, else null.
-  const std::string peak_reserved =
-      !r.is_peer()                 ? std::to_string(r.final_stats.peak_reserved_bytes)
-      : r.peer_peak_reserved_bytes ? std::to_string(*r.peer_peak_reserved_bytes)
-                                   : "null";
-  std::ostringstream out;
-  out.precision(6);
-  out << "{\"allocator\":" << json_string(r.allocator) << ",\"variant\":" << json_string(r.variant) << ",\"tls_transfer\":" << json_string(r.tls_transfer)
-      << ",\"backend\":" << json_string(r.backend)
-      << ",\"backend_note\":" << json_string(r.backend_note) << ",\"threads\":" << r.threads
-      << ",\"streams\":" << r.streams << ",\"seed\":" << r.seed << ",\"sizes\":" << json_string(r.sizes)
-      << ",\"trace_scale\":" << r.trace_scale << ",\"inject\":" << json_string(to_string(r.inject))
-      << ",\"seconds\":" << r.seconds << ",\"ops\":" << r.ops << ",\"allocations\":" << r.allocations
-      << ",\"frees\":" << r.frees << ",\"ops_per_second\":" << std::llround(r.ops_per_second)
-      << ",\"handoffs\":" << r.handoffs << ",\"cross_stream_frees\":" << r.cross_stream_frees
-      << ",\"immediate_frees\":" << r.immediate_frees
-      << ",\"peak_live_bytes\":" << r.peak_live_bytes << ",\"peak_live_blocks\":" << r.peak_live_blocks
-      << ",\"peak_reserved_bytes\":" << peak_reserved
-      << ",\"pool_events_recorded\":" << (r.is_peer() ? "null" : std::to_string(r.final_stats.events_recorded))
-      << ",\"stress_events_recorded\":" << r.stress_events_recorded << ",\"faults_injected\":" << r.faults_injected
-      << ",\"violations\":" << r.violations << ",\"overlaps\":" << r.overlaps
-      << ",\"device_mismatches\":" << r.device_mismatches << ",\"invalid_frees\":" << r.invalid_frees
-      << ",\"quarantined\":" << r.quarantined << ",\"result\":" << json_string(r.passed() ? "pass" : "fail")
-      << ",\"first_violations\":[";
-  for (std::size_t i = 0; i < r.first_violations.size(); ++i) {
-    out << (i ? "," : "") << json_string(r.first_violations[i]);
-  }
-  out << "],\"skipped_checks\":" << json_string(r.skipped_checks)
-      << ",\"pool_stats\":" << (r.is_peer() ? "null" : cudapool::to_json(r.final_stats)) << "}";
-  return out.str();
+  using detail::json;
+  json o;
+  o["allocator"] = r.allocator;
+  o["variant"] = r.variant;
+  o["tls_transfer"] = r.tls_transfer;
+  o["backend"] = r.backend;
+  o["backend_note"] = r.backend_note;
+  o["threads"] = r.threads;
+  o["streams"] = r.streams;
+  o["seed"] = r.seed;
+  o["sizes"] = r.sizes;
+  o["trace_scale"] = r.trace_scale;
+  o["inject"] = to_string(r.inject);
+  o["seconds"] = r.seconds;
+  o["ops"] = r.ops;
+  o["allocations"] = r.allocations;
+  o["frees"] = r.frees;
+  o["ops_per_second"] = std::llround(r.ops_per_second);
+  o["handoffs"] = r.handoffs;
+  o["cross_stream_frees"] = r.cross_stream_frees;
+  o["immediate_frees"] = r.immediate_frees;
+  o["peak_live_bytes"] = r.peak_live_bytes;
+  o["peak_live_blocks"] = r.peak_live_blocks;
+  // A peer's figures where it reports them, else null.
+  o["peak_reserved_bytes"] = !r.is_peer()                 ? json(r.final_stats.peak_reserved_bytes)
+                             : r.peer_peak_reserved_bytes ? json(*r.peer_peak_reserved_bytes)
+                                                          : json(nullptr);
+  o["pool_events_recorded"] = r.is_peer() ? json(nullptr) : json(r.final_stats.events_recorded);
+  o["stress_events_recorded"] = r.stress_events_recorded;
+  o["faults_injected"] = r.faults_injected;
+  o["violations"] = r.violations;
+  o["overlaps"] = r.overlaps;
+  o["device_mismatches"] = r.device_mismatches;
+  o["invalid_frees"] = r.invalid_frees;
+  o["quarantined"] = r.quarantined;
+  o["result"] = r.passed() ? "pass" : "fail";
+  o["first_violations"] = r.first_violations;
+  o["skipped_checks"] = r.skipped_checks;
+  o["pool_stats"] = r.is_peer() ? json(nullptr) : detail::to_json_value(r.final_stats);
+  return detail::to_text(o);
 }
 
 }  // namespace cudapool::stress

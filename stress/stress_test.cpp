@@ -6,15 +6,17 @@
 #include "stress_harness.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
-#include "cudapool/backend.hpp"
-#include "registry.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/registry.hpp>
 
 #if defined(__SANITIZE_THREAD__)
 #define CUDAPOOL_STRESS_TEST_TSAN 1
@@ -416,6 +418,38 @@ TEST(StressReport, PeerReportCarriesItsViolations) {
   EXPECT_NE(json.find("\"peak_reserved_bytes\":null"), std::string::npos) << json;
   EXPECT_NE(json.find("\"skipped_checks\":\"pool-only"), std::string::npos) << json;
   EXPECT_NE(json.find("\"pool_stats\":null"), std::string::npos) << json;
+}
+
+// Any string in a result (a variant name, a violation line) gives valid JSON: quotes, backslashes
+// and control characters escaped, bytes that are not UTF-8 replaced; the keys are those that
+// docs/make_results.py and .ci/gpu-suite read, in the order written.
+TEST(StressReport, JsonIsValidForAnyStringWithTheSameKeys) {
+  stress_result r;
+  r.variant = "tls \"quoted\" back\\slash";
+  for (char ch = 1; ch < 0x20; ++ch) r.variant += ch;
+  r.backend = "sim";
+  r.final_stats.variant = r.variant;
+  r.first_violations = {"overlap on \"stream 1\"\n\tsecond line", std::string("nul\0in\xff", 7)};
+  r.skipped_checks = "\x7f\x01";
+  const std::string text = to_json(r);
+  for (const char ch : text) EXPECT_GE(static_cast<unsigned char>(ch), 0x20u) << "raw control character in " << text;
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  EXPECT_EQ(j.at("variant"), r.variant);
+  EXPECT_EQ(j.at("pool_stats").at("variant"), r.variant);
+  EXPECT_EQ(j.at("first_violations").at(0), r.first_violations[0]);
+  EXPECT_EQ(j.at("first_violations").at(1), std::string("nul\0in\xef\xbf\xbd", 9)) << "not UTF-8: U+FFFD";
+  EXPECT_EQ(j.at("skipped_checks"), r.skipped_checks);
+  EXPECT_EQ(j.at("result"), "pass");
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  const std::vector<std::string> expected = {
+      "allocator", "variant", "tls_transfer", "backend", "backend_note", "threads", "streams", "seed", "sizes",
+      "trace_scale", "inject", "seconds", "ops", "allocations", "frees", "ops_per_second", "handoffs",
+      "cross_stream_frees", "immediate_frees", "peak_live_bytes", "peak_live_blocks", "peak_reserved_bytes",
+      "pool_events_recorded", "stress_events_recorded", "faults_injected", "violations", "overlaps",
+      "device_mismatches", "invalid_frees", "quarantined", "result", "first_violations", "skipped_checks",
+      "pool_stats"};
+  EXPECT_EQ(keys, expected);
 }
 
 TEST(StressReport, SaysWhichTlsTransferLayerRan) {

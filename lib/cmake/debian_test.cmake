@@ -26,8 +26,9 @@ endforeach()
 
 run("dpkg-deb --contents" dpkg-deb --contents ${deb})
 set(expected
-  ./usr/include/cudapool/cudapool/backend.hpp ./usr/include/cudapool/tls/tls_pool.hpp
-  ./usr/include/cudapool/registry.hpp ./usr/include/cudapool/cudapool_torch.h
+  ./usr/include/cudapool/cudapool.hpp ./usr/include/cudapool/backend.hpp
+  ./usr/include/cudapool/tls_pool.hpp ./usr/include/cudapool/registry.hpp
+  ./usr/include/cudapool/cudapool_torch.h ./usr/include/cudapool/detail/core/basic_pool.hpp
   ./usr/lib/libcudapool_core.a ./usr/lib/libcudapool_registry.a ./usr/lib/libcudapool_torch.so
   ./usr/lib/cmake/cudapool/cudapool-config.cmake ./usr/bin/stress ./usr/bin/bench
   ./usr/lib/python3/dist-packages/cudapool/torch.py)
@@ -39,6 +40,10 @@ foreach(path IN LISTS expected)
 endforeach()
 if(last_output MATCHES "core/json\\.hpp")
   message(FATAL_ERROR "${PACKAGE_FILE} holds the internal core/json.hpp")
+endif()
+# One prefix: the internals under include/cudapool/detail/, not in the old layout's directories.
+if(last_output MATCHES "/usr/include/cudapool/(core|mutex|lockfree|tls|stream|cudapool)/")
+  message(FATAL_ERROR "${PACKAGE_FILE} holds headers in the old layout (include/cudapool/${CMAKE_MATCH_1}/)")
 endif()
 
 set(root ${WORK_DIR}/root)

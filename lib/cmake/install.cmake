@@ -3,9 +3,10 @@
 #   target_link_libraries(app PRIVATE cudapool::tls cudapool::stream)
 # Components (one export file each, so that a consumer finds only what it uses needs):
 #   core (always), mutex, lockfree, tls, stream (needs oneTBB), registry (all variants), adapters.
-# Headers go under <prefix>/include/cudapool/, laid out as in the source tree (cudapool/*.hpp,
-# core/*.hpp, <variant>/<variant>_pool.hpp, registry.hpp), so consumers include the same paths as
-# the library's own code; every exported target carries that directory. Besides the package:
+# Headers: the public ones (lib/include/cudapool/) go to <prefix>/include/cudapool/, the internal
+# ones they include (lib/core/*.hpp) to <prefix>/include/cudapool/detail/core/, so consumers and
+# the library's own code include the same names (<cudapool/tls_pool.hpp>, and inside it
+# <cudapool/detail/core/basic_pool.hpp>); every exported target carries <prefix>/include. Besides the package:
 # libcudapool_torch.so (<prefix>/lib), its Python package (<prefix>/lib/python3/dist-packages) and
 # the stress and bench tools (<prefix>/bin); lib/cmake/package.cmake makes a .deb of all of it.
 option(CUDAPOOL_INSTALL "Generate the install rules and the CMake package" ${cudapool_top_level})
@@ -16,7 +17,6 @@ endif()
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(cudapool_include_root ${CMAKE_INSTALL_INCLUDEDIR}/cudapool)
 set(cudapool_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/cudapool)
 set(cudapool_components core ${CUDAPOOL_VARIANTS} registry adapters)
 
@@ -25,28 +25,22 @@ foreach(component IN LISTS cudapool_components)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-          INCLUDES DESTINATION ${cudapool_include_root})
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(EXPORT cudapool-${component} NAMESPACE cudapool:: DESTINATION ${cudapool_cmake_dir}
           FILE cudapool-${component}-targets.cmake)
 endforeach()
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/cudapool DESTINATION ${cudapool_include_root}
-        FILES_MATCHING PATTERN "*.hpp")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/core DESTINATION ${cudapool_include_root}
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/cudapool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/core/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cudapool/detail/core
         FILES_MATCHING PATTERN "*.hpp"
         PATTERN "json.hpp" EXCLUDE   # nlohmann-json: needed to build only
         PATTERN "model" EXCLUDE)     # the Relacy model tests' headers
-foreach(variant IN LISTS CUDAPOOL_VARIANTS)
-  install(FILES ${PROJECT_SOURCE_DIR}/variants/${variant}/${variant}_pool.hpp
-          DESTINATION ${cudapool_include_root}/${variant})
-endforeach()
-install(FILES ${PROJECT_SOURCE_DIR}/variants/registry.hpp DESTINATION ${cudapool_include_root})
 
 # The PyTorch allocator (not a CMake component: PyTorch loads it by path, python/ finds it in
-# <prefix>/lib) and its C header.
+# <prefix>/lib); its C header is <cudapool/cudapool_torch.h>.
 if(TARGET cudapool_torch)
   install(TARGETS cudapool_torch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(FILES ${PROJECT_SOURCE_DIR}/lib/adapters/torch/cudapool_torch.h DESTINATION ${cudapool_include_root})
 endif()
 # Its Python package, where Debian's python3 looks (<prefix>/lib/python3/dist-packages: /usr for
 # the .deb; with another prefix, PYTHONPATH or `pip install ./python`).

@@ -1,32 +1,44 @@
 // Uses the installed package: for each component the build links (CUDAPOOL_CONSUMER_<component>),
 // pools on the simulated device, blocks allocated, written and checked by the device, freed
-// immediately and stream-ordered; the stats must balance.
+// immediately and stream-ordered; the stats must balance. With every component it includes only
+// <cudapool/cudapool.hpp>.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/stats.hpp"
+#if CUDAPOOL_CONSUMER_mutex && CUDAPOOL_CONSUMER_lockfree && CUDAPOOL_CONSUMER_tls && \
+    CUDAPOOL_CONSUMER_stream && CUDAPOOL_CONSUMER_registry && CUDAPOOL_CONSUMER_adapters
+#include <cudapool/cudapool.hpp>  // every component linked: the one header for all of them
+#else
+#include <cudapool/backend.hpp>
+#include <cudapool/stats.hpp>
 #if CUDAPOOL_CONSUMER_mutex
-#include "mutex/mutex_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_lockfree
-#include "lockfree/lockfree_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_tls
-#include "tls/tls_pool.hpp"
+#include <cudapool/tls_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_stream
-#include "stream/stream_pool.hpp"
+#include <cudapool/stream_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_registry
-#include "registry.hpp"
+#include <cudapool/registry.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_adapters
-#include "cudapool/buffer.hpp"
-#include "cudapool/per_device.hpp"
+#include <cudapool/buffer.hpp>
+#include <cudapool/per_device.hpp>
+#endif
+#endif
+
+// The package puts one prefix on the include path: no internal or old-layout names beside it.
+#if __has_include(<core/pool_core.hpp>) || __has_include(<tls/tls_pool.hpp>) || __has_include(<registry.hpp>) || \
+    __has_include(<cudapool/core/pool_core.hpp>)
+#error "the cudapool package exposes headers outside <cudapool/...>"
 #endif
 
 namespace {

@@ -1,4 +1,5 @@
-/* cudapool_torch.h - the C ABI of libcudapool_torch.so, a PyTorch pluggable CUDA allocator.
+/* cudapool/cudapool_torch.h - the C ABI of libcudapool_torch.so, a PyTorch pluggable CUDA
+ * allocator.
  *
  *   import torch
  *   alloc = torch.cuda.memory.CUDAPluggableAllocator(

@@ -1,4 +1,4 @@
-// mutex_pool.hpp - the reference variant: one lock per size class around a LIFO free list.
+// cudapool/mutex_pool.hpp - the reference variant: one lock per size class around a LIFO free list.
 //
 // Every other variant is measured against this one. Growth happens outside the class lock
 // (basic_pool's slow path calls pool_core::grow with no list lock held).
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "core/basic_pool.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
 
 namespace cudapool {
 

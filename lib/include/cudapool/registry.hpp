@@ -1,4 +1,5 @@
-// registry.hpp - make a pool by variant name (for stress, bench and the conformance suite).
+// cudapool/registry.hpp - make a pool by variant name (for stress, bench, the conformance suite and
+// the PyTorch allocator).
 #pragma once
 
 #include <memory>
@@ -6,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cudapool/any_pool.hpp"
+#include <cudapool/any_pool.hpp>
 
 namespace cudapool {
 

@@ -1,4 +1,4 @@
-// tls_pool.hpp - per-thread caches per size class over a global transfer layer of batches.
+// cudapool/tls_pool.hpp - per-thread caches per size class over a global transfer layer of batches.
 //
 // Hot path: a thread pushes or pops a block index in its own cache's small array with plain loads
 // and stores (an asymmetric fence keeps drainers out, see begin_op). Every batch_size-th operation
@@ -29,10 +29,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/basic_pool.hpp"
-#include "core/asymmetric_fence.hpp"
-#include "core/block_table.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/asymmetric_fence.hpp>
+#include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

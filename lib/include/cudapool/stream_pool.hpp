@@ -1,4 +1,4 @@
-// stream_pool.hpp - per-stream partitions with batched event reclaim.
+// cudapool/stream_pool.hpp - per-stream partitions with batched event reclaim.
 //
 // Each stream that allocates or frees gets a partition: per-class lock-free stacks
 // (core::tagged_stack) of blocks freed on that stream. A block freed on stream S is handed to the
@@ -33,8 +33,8 @@
 
 #include <oneapi/tbb/concurrent_unordered_map.h>
 
-#include "core/basic_pool.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

@@ -1,14 +1,14 @@
-// lockfree_pool.hpp - per-class Treiber stacks (core::tagged_stack) with bounded exponential
-// backoff. allocate/deallocate take no lock on the hot path: a pop is one CAS on the class's head
-// word, a free is one CAS on the block's state word and one on the head.
+// cudapool/lockfree_pool.hpp - per-class Treiber stacks (core::tagged_stack) with bounded
+// exponential backoff. allocate/deallocate take no lock on the hot path: a pop is one CAS on the
+// class's head word, a free is one CAS on the block's state word and one on the head.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string_view>
 
-#include "core/basic_pool.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 
