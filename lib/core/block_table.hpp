@@ -138,8 +138,10 @@ struct block_chain {
   [[nodiscard]] bool empty() const noexcept { return count == 0; }
 };
 
-// Appends `more` to `to` (not thread-safe: both chains belong to the caller).
-inline void append(block_table& t, block_chain& to, const block_chain& more) noexcept {
+// Appends `more` to `to` (not thread-safe: both chains belong to the caller). Table: block_table,
+// or any table of entries with an atomic `next` (the model tests').
+template <class Table>
+inline void append(Table& t, block_chain& to, const block_chain& more) noexcept {
   if (more.empty()) return;
   if (to.empty()) {
     to = more;
