@@ -131,11 +131,7 @@ unsigned segment_heap::bin_of(std::size_t bytes) noexcept {
   return std::min(16 * (fl - 3) + sl, bin_count - 1);
 }
 
-bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept {
-  if (t.completed == nullptr) return true;
-  if (use.given && t.same_stream && t.stream == use.stream) return true;
-  return t.resolved();
-}
+bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept { return core::safe_for(t, use); }
 
 std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
@@ -283,27 +279,12 @@ void segment_heap::unlink(std::uint32_t id) noexcept {
 // Merges free extent id (not in a bin) with its free neighbours where their tags allow (and, with
 // `only`, where `only` may use them at once), and bins it.
 std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
-  auto merged_tag = [](const stream_tag& a, const stream_tag& b, stream_tag* out) {
-    if (a.resolved()) {
-      *out = b.resolved() ? stream_tag{} : b;
-      return true;
-    }
-    if (b.resolved()) {
-      *out = a;
-      return true;
-    }
-    if (a.completed != b.completed) return false;  // pending on two streams: apart until one completes
-    *out = a;
-    out->epoch = std::max(a.epoch, b.epoch);  // one stream's epochs complete in order
-    out->same_stream = a.same_stream && b.same_stream;
-    return true;
-  };
   for (const bool left : {true, false}) {
     const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
     if (n == none || extents_[n].st != state::free) continue;
     if (only != nullptr && !safe_for(extents_[n].tag, *only)) continue;
     stream_tag t;
-    if (!merged_tag(extents_[id].tag, extents_[n].tag, &t)) continue;
+    if (!merge_tags(extents_[id].tag, extents_[n].tag, &t)) continue;
     remove_free(n);
     extent& e = extents_[id];
     if (left) e.base = extents_[n].base;
