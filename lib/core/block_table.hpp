@@ -121,6 +121,14 @@ template <class Meta>
   return true;
 }
 
+// free -> live on a block's state word, by the thread that popped the block (pool_core::hand_out).
+// Relaxed: the block came to this thread through a free list's acquire, and a free of the new
+// allocation by another thread is ordered after this store by whatever handed it the pointer.
+template <class Meta>
+[[gnu::always_inline]] inline void mark_live_meta(Meta& meta, std::size_t requested) noexcept {
+  meta.store(block_entry::pack(block_state::live, requested), std::memory_order_relaxed);
+}
+
 using block_table = segmented_table<block_entry>;
 
 // A free block with its device address: what per-thread caches hold, so that allocate returns the
