@@ -157,5 +157,12 @@ struct relacy_atomics_t {
 };
 
 using relacy_atomics = relacy_atomics_t<weakening::none>;
+// The weakened policies the models seed bugs with.
+using release_dropped_atomics = relacy_atomics_t<weakening::release_dropped>;
+using load_acquire_dropped_atomics = relacy_atomics_t<weakening::load_acquire_dropped>;
+using rmw_acquire_dropped_atomics = relacy_atomics_t<weakening::rmw_acquire_dropped>;
+using cas_failure_relaxed_atomics = relacy_atomics_t<weakening::cas_failure_relaxed>;
+using all_relaxed_atomics = relacy_atomics_t<weakening::all_relaxed>;
+using in_scope_atomics = relacy_atomics_t<weakening::in_scope>;
 
 }  // namespace cudapool::core::model

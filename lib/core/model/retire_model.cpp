@@ -141,7 +141,6 @@ struct reuse_model : rl::test_suite<reuse_model<AtomicCheck>, 3> {
   }
 };
 
-using relaxed = relacy_atomics_t<weakening::all_relaxed>;
 
 }  // namespace
 }  // namespace cudapool::core::model
@@ -151,8 +150,8 @@ int main() {
   model_checks m;
   m.sound<racing_frees_model<true, relacy_atomics>>("retire: two racing frees of one block, CAS", 100000,
                                                    racing_frees_model<true, relacy_atomics>::pending_wins);
-  m.sound<racing_frees_model<true, relaxed>>("retire: the same with every order relaxed (acq_rel not needed for exclusivity)",
-                                             100000, racing_frees_model<true, relaxed>::pending_wins);
+  m.sound<racing_frees_model<true, all_relaxed_atomics>>("retire: the same with every order relaxed (acq_rel not needed for exclusivity)",
+                                             100000, racing_frees_model<true, all_relaxed_atomics>::pending_wins);
   m.seeded<racing_frees_model<false, relacy_atomics>>("retire: load+store instead of CAS (atomic_free_check off)",
                                                       rl::test_result_user_assert_failed, 100000);
   m.sound<reuse_model<true>>("retire: a stale free racing the hand-out of the block after reuse, CAS", 100000,

@@ -133,7 +133,6 @@ struct heap_model : rl::test_suite<heap_model<Rule, Atomics>, 4> {
   }
 };
 
-using load_acquire_dropped = relacy_atomics_t<weakening::load_acquire_dropped>;
 
 }  // namespace
 }  // namespace cudapool::core::model
@@ -147,7 +146,7 @@ int main() {
   m.seeded<heap_model<merge_rule::free_side_wins, relacy_atomics>>(
       "segment heap: pending range merged into a free one, handed to T before the event (RMM #2489)",
       rl::test_result_data_race, 100000);
-  m.seeded<heap_model<merge_rule::library, load_acquire_dropped>>("segment heap: resolved() without acquire",
+  m.seeded<heap_model<merge_rule::library, load_acquire_dropped_atomics>>("segment heap: resolved() without acquire",
                                                                  rl::test_result_data_race, 100000);
   return m.exit_code();
 }

@@ -32,10 +32,9 @@ namespace cudapool::core::model {
 namespace {
 
 constexpr backoff_policy no_backoff{0, 0};
-using atomics = relacy_atomics_t<weakening::in_scope>;
 template <block_index N>
-using table_of = model_table<atomics, N>;
-using stack = tagged_stack<32, no_stack_hook, atomics>;
+using table_of = model_table<in_scope_atomics, N>;
+using stack = tagged_stack<32, no_stack_hook, in_scope_atomics>;
 
 // Claims and counts the blocks of `chain` (walked through the table: the caller owns them).
 template <class Table>

@@ -126,10 +126,6 @@ struct chain_model : rl::test_suite<chain_model<TagBits, Atomics>, 3> {
   void after() { f.check_all_free(4); }
 };
 
-using dropped = relacy_atomics_t<weakening::release_dropped>;
-using load_acquire_dropped = relacy_atomics_t<weakening::load_acquire_dropped>;
-using rmw_acquire_dropped = relacy_atomics_t<weakening::rmw_acquire_dropped>;
-using cas_failure_relaxed = relacy_atomics_t<weakening::cas_failure_relaxed>;
 
 }  // namespace
 }  // namespace cudapool::core::model
@@ -141,19 +137,19 @@ int main() {
                                              push_pop_model<32, relacy_atomics>::handovers);
   m.seeded<push_pop_model<0, relacy_atomics>>("tagged_stack pop/push, 0-bit tag (ABA)",
                                               rl::test_result_user_assert_failed, 200000);
-  m.seeded<push_pop_model<32, dropped>>("tagged_stack pop/push, push without release",
+  m.seeded<push_pop_model<32, release_dropped_atomics>>("tagged_stack pop/push, push without release",
                                         rl::test_result_data_race, 200000);
-  m.seeded<push_pop_model<32, load_acquire_dropped>>("tagged_stack pop/push, pop's head load without acquire",
+  m.seeded<push_pop_model<32, load_acquire_dropped_atomics>>("tagged_stack pop/push, pop's head load without acquire",
                                                      rl::test_result_user_assert_failed, 200000);
-  m.seeded<push_pop_model<32, cas_failure_relaxed>>("tagged_stack pop/push, pop's CAS failure order relaxed",
+  m.seeded<push_pop_model<32, cas_failure_relaxed_atomics>>("tagged_stack pop/push, pop's CAS failure order relaxed",
                                                     rl::test_result_user_assert_failed, 200000);
-  m.seeded<push_pop_model<32, rmw_acquire_dropped>>("tagged_stack pop/push, pop's CAS without acquire",
+  m.seeded<push_pop_model<32, rmw_acquire_dropped_atomics>>("tagged_stack pop/push, pop's CAS without acquire",
                                                     rl::test_result_data_race, 200000);
   m.sound<chain_model<32, relacy_atomics>>("tagged_stack push_chain/take_all/pop, 32-bit tag", 200000,
                                           chain_model<32, relacy_atomics>::handovers);
-  m.seeded<chain_model<32, dropped>>("tagged_stack push_chain/take_all, push_chain without release",
+  m.seeded<chain_model<32, release_dropped_atomics>>("tagged_stack push_chain/take_all, push_chain without release",
                                      rl::test_result_data_race, 200000);
-  m.seeded<chain_model<32, rmw_acquire_dropped>>("tagged_stack push_chain/take_all, take_all's CAS without acquire",
+  m.seeded<chain_model<32, rmw_acquire_dropped_atomics>>("tagged_stack push_chain/take_all, take_all's CAS without acquire",
                                                  rl::test_result_data_race, 200000);
   return m.exit_code();
 }

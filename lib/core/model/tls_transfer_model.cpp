@@ -24,7 +24,6 @@ namespace cudapool::core::model {
 namespace {
 
 constexpr backoff_policy no_backoff{0, 0};
-using atomics = relacy_atomics_t<weakening::in_scope>;
 
 // What a batch holds (a count standing for its block array), as an rl::var.
 struct model_batch {
@@ -46,7 +45,7 @@ struct transfer_model : rl::test_suite<transfer_model<Bug>, 3> {
   enum : unsigned { owner, refiller, recycler };
   static inline std::uint64_t recycled = 0;  // iterations in which a node was refilled after a take
 
-  batch_stack<model_batch, atomics, 2> layer;  // segments of 4 nodes
+  batch_stack<model_batch, in_scope_atomics, 2> layer;  // segments of 4 nodes
   rl::var<int> taken[3];  // per thread: the batches it took for good, by value (bit v)
 
   // The three nodes the threads use, made now and spare: growth (a new segment of the node table,
