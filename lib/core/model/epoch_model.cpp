@@ -141,7 +141,6 @@ struct epoch_model : rl::test_suite<epoch_model<Close, Atomics>, 4> {
   }
 };
 
-
 }  // namespace
 }  // namespace cudapool::core::model
 

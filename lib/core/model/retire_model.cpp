@@ -141,7 +141,6 @@ struct reuse_model : rl::test_suite<reuse_model<AtomicCheck>, 3> {
   }
 };
 
-
 }  // namespace
 }  // namespace cudapool::core::model
 

@@ -133,7 +133,6 @@ struct heap_model : rl::test_suite<heap_model<Rule, Atomics>, 4> {
   }
 };
 
-
 }  // namespace
 }  // namespace cudapool::core::model
 

@@ -126,7 +126,6 @@ struct chain_model : rl::test_suite<chain_model<TagBits, Atomics>, 3> {
   void after() { f.check_all_free(4); }
 };
 
-
 }  // namespace
 }  // namespace cudapool::core::model
 
