@@ -1,6 +1,6 @@
 // Tests of cudapool::per_device: on injected simulated devices here, on the real GPUs when there
 // are some.
-#include "cudapool/per_device.hpp"
+#include <cudapool/per_device.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "mutex/mutex_pool.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool {
 namespace {

@@ -31,9 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/stream_tag.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/detail/core/stream_tag.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool::core {
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/atomics.hpp"
+#include <cudapool/detail/core/atomics.hpp>
 
 namespace cudapool::core {
 

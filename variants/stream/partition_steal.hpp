@@ -15,9 +15,9 @@
 #include <concepts>
 #include <cstddef>
 
-#include "core/block_table.hpp"
-#include "core/pool_core.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/detail/core/pool_core.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

@@ -14,9 +14,9 @@
 #include <exception>
 #include <mutex>
 
-#include "core/atomics.hpp"
-#include "core/block_table.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/atomics.hpp>
+#include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

@@ -10,7 +10,7 @@
 
 #include <array>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool::core::model {
 

@@ -20,9 +20,9 @@
 //   merge takes the free side's tag   coalescing pending A with free B into a range with nothing
 //                                     pending (RMM #2489): T reuses A before the event
 //   resolved() without acquire        T sees the epoch completed but not the kernel before it
-#include "core/stream_tag.hpp"
+#include <cudapool/detail/core/stream_tag.hpp>
 
-#include "core/model/model_check.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {

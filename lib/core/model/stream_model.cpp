@@ -25,8 +25,8 @@
 
 #include <array>
 
-#include "core/model/model_check.hpp"
-#include "core/model/model_blocks.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
+#include <cudapool/detail/core/model/model_blocks.hpp>
 
 namespace cudapool::core::model {
 namespace {

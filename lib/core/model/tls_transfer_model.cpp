@@ -18,7 +18,7 @@
 //                                 taker's copy
 #include "tls/batch_stack.hpp"
 
-#include "core/model/model_check.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {
