@@ -121,6 +121,14 @@ template <class Meta>
   return true;
 }
 
+// free -> live on a block's state word, by the thread that popped the block (pool_core::hand_out).
+// Relaxed: the block came to this thread through a free list's acquire, and a free of the new
+// allocation by another thread is ordered after this store by whatever handed it the pointer.
+template <class Meta>
+[[gnu::always_inline]] inline void mark_live_meta(Meta& meta, std::size_t requested) noexcept {
+  meta.store(block_entry::pack(block_state::live, requested), std::memory_order_relaxed);
+}
+
 using block_table = segmented_table<block_entry>;
 
 // A free block with its device address: what per-thread caches hold, so that allocate returns the
@@ -138,8 +146,10 @@ struct block_chain {
   [[nodiscard]] bool empty() const noexcept { return count == 0; }
 };
 
-// Appends `more` to `to` (not thread-safe: both chains belong to the caller).
-inline void append(block_table& t, block_chain& to, const block_chain& more) noexcept {
+// Appends `more` to `to` (not thread-safe: both chains belong to the caller). Table: block_table,
+// or any table of entries with an atomic `next` (the model tests').
+template <class Table>
+inline void append(Table& t, block_chain& to, const block_chain& more) noexcept {
   if (more.empty()) return;
   if (to.empty()) {
     to = more;

@@ -218,7 +218,7 @@ class pool_core {
 
  private:
   [[gnu::always_inline]] void mark_live(block_entry& e, size_class c, std::size_t bytes) noexcept {
-    e.meta.store(block_entry::pack(block_state::live, bytes), std::memory_order_relaxed);
+    mark_live_meta(e.meta, bytes);
     counters_.add(alloc_counter(c), 1, requested_counter, static_cast<std::int64_t>(bytes));
   }
 

@@ -131,11 +131,7 @@ unsigned segment_heap::bin_of(std::size_t bytes) noexcept {
   return std::min(16 * (fl - 3) + sl, bin_count - 1);
 }
 
-bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept {
-  if (t.completed == nullptr) return true;
-  if (use.given && t.same_stream && t.stream == use.stream) return true;
-  return t.resolved();
-}
+bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept { return core::safe_for(t, use); }
 
 std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                                      std::size_t* hole) const noexcept {
@@ -318,33 +314,19 @@ void segment_heap::unlink(std::uint32_t id) noexcept {
 // resolved neighbours: place() and grow() take runs of neighbours (find_run, run_around).
 // With `only` (grow: the new range is for `only`'s request), only neighbours it may take merge.
 std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
-  auto mergeable = [this](const stream_tag& a, const stream_tag& b) {
-    const bool ra = a.resolved();
-    const bool rb = b.resolved();
-    if (ra && rb) return true;
-    if (!ra && !rb) return a.completed == b.completed;
-    return !multi_stream_;
-  };
   // On each side while the next neighbour merges: a neighbour merged in may border another whose
   // epoch completed since (both resolved, not yet merged: resolve_completed has not run).
   for (const bool left : {true, false}) for (;;) {
     const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
-    if (n == none || extents_[n].st != state::free || !mergeable(extents_[id].tag, extents_[n].tag)) break;
+    if (n == none || extents_[n].st != state::free) break;
     if (only != nullptr && !safe_for(extents_[n].tag, *only)) break;
-    const stream_tag a = extents_[id].tag;
-    const stream_tag b = extents_[n].tag;
+    stream_tag t;
+    if (!merge_tags(extents_[id].tag, extents_[n].tag, /*absorb_resolved=*/!multi_stream_, &t)) break;
     remove_free(n);
     extent& e = extents_[id];
     if (left) e.base = extents_[n].base;
     e.bytes += extents_[n].bytes;
-    if (a.resolved() && b.resolved()) {
-      e.tag = {};
-    } else if (a.resolved()) {
-      e.tag = b;
-    } else if (!b.resolved()) {
-      e.tag.epoch = std::max(a.epoch, b.epoch);
-      e.tag.same_stream = a.same_stream && b.same_stream;
-    }
+    e.tag = t;
     unlink(n);
     recycle(n);
   }

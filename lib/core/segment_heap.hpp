@@ -32,30 +32,11 @@
 #include <utility>
 #include <vector>
 
+#include <cudapool/detail/core/stream_tag.hpp>
 #include <cudapool/backend.hpp>
 #include <cudapool/stats.hpp>
 
 namespace cudapool::core {
-
-// What a free range waits for before a stream other than its own may reuse it.
-struct stream_tag {
-  const std::atomic<std::uint64_t>* completed = nullptr;  // the stream's last completed epoch; null: nothing pending
-  std::uint64_t epoch = 0;                                // safe for all once *completed >= epoch
-  const void* stream = nullptr;                           // the stream's native handle
-  bool same_stream = false;                               // reusable at once on `stream`
-
-  // Acquire: pairs with the release store of the reclaim that saw the epoch's event complete.
-  [[nodiscard]] bool resolved() const noexcept {
-    return completed == nullptr || completed->load(std::memory_order_acquire) >= epoch;
-  }
-};
-
-// Who asks for memory: a stream (allocations may reuse ranges freed on it at once), or nobody
-// (slabs: only ranges with no pending work).
-struct stream_use {
-  const void* stream = nullptr;
-  bool given = false;
-};
 
 class segment_heap {
  public:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <cudapool/detail/stream/partition_steal.hpp>
+
 namespace cudapool {
 
 namespace {
@@ -83,28 +85,24 @@ std::size_t stream_free_lists::count(const core::tagged_stack<>& stack, core::si
   return stack.count_unsafe(blocks_, core_.capacity_blocks(c));
 }
 
+namespace {
+// A partition's stream as the donor of a steal (partition_steal.hpp).
+struct partition_donor {
+  core::pool_core& core;
+  stream_ref taker;
+  stream_ref donor;
+  bool completed() { return core.device().query_stream(donor); }
+  void order() { core.order_after(taker, donor); }
+};
+}  // namespace
+
 block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::steal_mode mode) {
   partition* mine = find(s);
   for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
     if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
-    const core::block_chain chain = take_from(p->stacks[c].stack);
+    partition_donor donor{core_, s, p->stream};
+    const core::block_chain chain = steal_from(p->stacks[c].stack, blocks_, mode, donor, backoff_);
     if (chain.empty()) continue;
-    try {
-      // Take first, then query or order: every block taken was freed (its work enqueued on p's
-      // stream) before the take. A completed stream has run that work; otherwise work enqueued
-      // on s from now on runs after everything enqueued on p's stream so far.
-      if (mode == core::steal_mode::completed) {
-        if (!core_.device().query_stream(p->stream)) {
-          p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
-          continue;
-        }
-      } else {
-        core_.order_after(s, p->stream);
-      }
-    } catch (...) {
-      p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
-      throw;
-    }
     note_owner(chain.head, mine != nullptr ? mine->number : 0);
     if (chain.count > 1) {
       const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
@@ -146,8 +144,8 @@ void stream_free_lists::retire_stream(stream_ref s) {
   if (p == nullptr) return;
   std::lock_guard lock(partitions_mutex_);
   // All classes as one chain: one final event covers them.
-  core::block_chain all;
-  for (core::size_class c = 0; c < class_count_; ++c) core::append(blocks_, all, take_from(p->stacks[c].stack));
+  const core::block_chain all =
+      drain_partition(blocks_, class_count_, [p](core::size_class c) -> core::tagged_stack<>& { return p->stacks[c].stack; });
   core_.defer_chain(all, s);
   core_.flush_stream(s);  // large frees on s too
   generation_.fetch_add(1, std::memory_order_release);

@@ -8,6 +8,8 @@
 
 #include <concurrentqueue/concurrentqueue.h>
 
+#include <cudapool/detail/tls/batch_stack.hpp>
+
 namespace cudapool {
 
 namespace {
@@ -58,30 +60,7 @@ struct alignas(64) tls_free_lists::transfer {
   std::vector<batch> batches;  // GUARDED_BY(mutex)
   std::atomic<std::size_t> batches_size{0};  // batches.size(), for the stack layer's empty check
   std::optional<moodycamel::ConcurrentQueue<batch>> queue;
-  struct node {
-    std::atomic<block_index> next{no_block};  // the stacks' link
-    batch held;
-  };
-  struct stack_layer {
-    core::tagged_stack<> full;   // nodes holding a batch
-    core::tagged_stack<> spare;  // nodes holding none
-    core::segmented_table<node, 8, 4096> nodes;  // never moves or frees: stale links are harmless
-    std::mutex grow_mutex;
-    std::uint32_t made = 0;  // GUARDED_BY(grow_mutex)
-    // A spare node, else a new one; no_block when none can be had.
-    block_index take_node(const core::backoff_policy& policy) noexcept {
-      if (const block_index n = spare.pop(nodes, policy); n != no_block) return n;
-      std::lock_guard lock(grow_mutex);
-      if (made == nodes.max_size) return no_block;
-      try {
-        nodes.grow_to(made + 1);
-      } catch (const std::exception&) {
-        return no_block;
-      }
-      return made++;
-    }
-  };
-  std::unique_ptr<stack_layer> stack;
+  std::unique_ptr<batch_stack<batch>> stack;
   // Blocks moved in and out by threads without their own count (drainers, growth, reclaim), and
   // the counts of unregistered caches: with every cache's `moved`, the blocks held here.
   std::atomic<std::int64_t> blocks{0};
@@ -118,7 +97,7 @@ tls_free_lists::tls_free_lists(core::pool_core& core)
     for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].queue.emplace(0);
   }
   if (core.options().tls_transfer == pool_options::transfer_layer::lockfree_stack) {
-    for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].stack = std::make_unique<transfer::stack_layer>();
+    for (core::size_class c = 0; c < class_count_; ++c) transfer_[c].stack = std::make_unique<batch_stack<batch>>();
   }
   for (core::size_class c = 0; c < class_count_; ++c) {
     const std::size_t bytes = core.classes().bytes(c);
@@ -350,10 +329,7 @@ bool tls_free_lists::take_batch(core::size_class c, batch& out, thread_cache* ow
     queue_tokens* tok = tokens_of(owner, c);
     if (tok != nullptr && !tok->consumer) tok->consumer.emplace(*t.queue);  // allocates nothing
     if (!(tok != nullptr ? t.queue->try_dequeue(*tok->consumer, out) : t.queue->try_dequeue(out))) return false;
-  } else if (const block_index n = t.stack ? t.stack->full.pop(t.stack->nodes, backoff_) : no_block; n != no_block) {
-    out = t.stack->nodes[n].held;
-    t.stack->spare.push(t.stack->nodes, n, backoff_);
-  } else {
+  } else if (!(t.stack && t.stack->take(out, backoff_))) {
     if (t.stack && t.batches_size.load(std::memory_order_relaxed) == 0) return false;
     std::lock_guard lock(t.mutex);
     if (t.batches.empty()) return false;
@@ -405,12 +381,8 @@ void tls_free_lists::put_blocks(core::size_class c, const core::free_block* bloc
   }
   if (t.stack) {
     for (; i < n; i += size) {
-      const block_index node = t.stack->take_node(backoff_);
-      if (node == no_block) break;  // no node to be had: the rest goes to the vector
-      const batch piece = piece_at(i);
-      t.stack->nodes[node].held = piece;
-      count_moved(t, owner, c, piece.count);
-      t.stack->full.push(t.stack->nodes, node, backoff_);  // (then the node is another thread's)
+      if (!t.stack->put(piece_at(i), backoff_)) break;  // no node to be had: the rest goes to the vector
+      count_moved(t, owner, c, std::min<std::size_t>(size, n - i));
     }
     if (i >= n) return;
   }

@@ -141,9 +141,6 @@ struct epoch_model : rl::test_suite<epoch_model<Close, Atomics>, 4> {
   }
 };
 
-using dropped = relacy_atomics_t<weakening::release_dropped>;
-using load_acquire_dropped = relacy_atomics_t<weakening::load_acquire_dropped>;
-
 }  // namespace
 }  // namespace cudapool::core::model
 
@@ -155,9 +152,9 @@ int main() {
       epoch_model<close_order::record_then_publish, relacy_atomics>::reuses);
   m.seeded<epoch_model<close_order::publish_then_record, relacy_atomics>>(
       "epochs: event recorded after unlocking (CUB DeviceFree race)", rl::test_result_data_race, 100000);
-  m.seeded<epoch_model<close_order::record_then_publish, dropped>>(
+  m.seeded<epoch_model<close_order::record_then_publish, release_dropped_atomics>>(
       "epochs: collect_locked's store of completed without release", rl::test_result_data_race, 100000);
-  m.seeded<epoch_model<close_order::record_then_publish, load_acquire_dropped>>(
+  m.seeded<epoch_model<close_order::record_then_publish, load_acquire_dropped_atomics>>(
       "epochs: stream_tag::resolved()'s load without acquire", rl::test_result_data_race, 100000);
   return m.exit_code();
 }

@@ -8,6 +8,13 @@
 // longer search on demand). A seeded twin stops at its first failure, so N mainly lengthens the
 // sound runs. CUDAPOOL_MODEL_VERBOSE=1 prints Relacy's history of every seeded failure too.
 //
+// Scheduler: CUDAPOOL_MODEL_SCHEDULER=random (the default), bound or full. `full` is Relacy's
+// exhaustive search of every interleaving (every schedule of the threads' scheduling points; with
+// spin-wait loops it explores fair schedules only), `bound` the same search with at most
+// CUDAPOOL_MODEL_CONTEXT_BOUND preemptions (default 2) per run. Both ignore the iteration count
+// and run until the space is exhausted: minutes for the two-thread models, far longer for the
+// four-thread ones (use `bound` there).
+//
 // Include the library's headers first, then this one (which includes <relacy/relacy.hpp>).
 #pragma once
 
@@ -97,17 +104,35 @@ class model_checks {
     return n == 0 ? default_iterations : static_cast<rl::iteration_t>(n);
   }
 
+  static rl::scheduler_type_e scheduler() {
+    const char* s = std::getenv("CUDAPOOL_MODEL_SCHEDULER");
+    const std::string name = s != nullptr ? s : "";
+    if (name == "full") return rl::fair_full_search_scheduler_type;
+    if (name == "bound") return rl::fair_context_bound_scheduler_type;
+    if (!name.empty() && name != "random") {
+      std::cerr << "CUDAPOOL_MODEL_SCHEDULER=" << name << ": not random, bound or full; running random\n";
+    }
+    return rl::random_scheduler_type;
+  }
+
+  static unsigned context_bound() {
+    const char* s = std::getenv("CUDAPOOL_MODEL_CONTEXT_BOUND");
+    const auto n = s != nullptr ? std::strtoul(s, nullptr, 10) : 0;
+    return n == 0 ? 2 : static_cast<unsigned>(n);
+  }
+
   template <class Test>
   static run simulate(rl::iteration_t default_iterations) {
     rl::test_params p;
     p.iteration_count = iterations(default_iterations);
-    p.search_type = rl::random_scheduler_type;
+    p.search_type = scheduler();
+    p.context_bound = context_bound();
     report_buffer out;
     std::ostream out_stream(&out);
     p.output_stream = &out_stream;
     p.progress_stream = &out_stream;
     rl::simulate<Test>(p);
-    return {p.test_result, p.test_result == rl::test_result_success ? p.iteration_count : p.stop_iteration, out.str()};
+    return {p.test_result, p.stop_iteration, out.str()};
   }
 
   // Relacy writes a failing history to the output stream from inside the simulation, where it

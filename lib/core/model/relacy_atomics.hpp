@@ -13,6 +13,9 @@
 //   rmw_acquire_dropped   the acquire of read-modify-writes (a CAS's success order) dropped
 //   cas_failure_relaxed   a CAS's failure order relaxed
 //   all_relaxed           every order relaxed (atomicity kept, ordering lost)
+//   in_scope              whatever the calling thread's weakened_in_scope says (none outside
+//                         one): seeds a bug into one call of the algorithm only, e.g. the push-back
+//                         of a steal but not the pushes of the frees that it races with
 #pragma once
 
 #include <atomic>
@@ -25,16 +28,44 @@ enum class weakening {
   load_acquire_dropped,
   rmw_acquire_dropped,
   cas_failure_relaxed,
-  all_relaxed
+  all_relaxed,
+  in_scope
+};
+
+// The weakening of relacy_atomics_t<weakening::in_scope> for the thread that constructs it, until
+// it is destroyed. Relacy runs a model's threads as fibers of one OS thread: the slot is per model
+// thread, by Relacy's thread index.
+class weakened_in_scope {
+ public:
+  explicit weakened_in_scope(weakening w) noexcept : slot_(slot_of(rl::thread_index())) { slot_ = w; }
+  ~weakened_in_scope() { slot_ = weakening::none; }
+  weakened_in_scope(const weakened_in_scope&) = delete;
+  weakened_in_scope& operator=(const weakened_in_scope&) = delete;
+
+  static weakening current() noexcept { return slot_of(rl::thread_index()); }
+  // For a test's before(): a failing iteration ends without unwinding its fibers' stacks.
+  static void reset() noexcept {
+    for (unsigned t = 0; t < 16; ++t) slot_of(t) = weakening::none;
+  }
+
+ private:
+  static weakening& slot_of(unsigned thread) noexcept {
+    static weakening slots[16] = {};
+    return slots[thread % 16];
+  }
+  weakening& slot_;
 };
 
 template <weakening W>
 struct relacy_atomics_t {
   enum class access { load, store, rmw, cas_failure };
 
-  static constexpr std::memory_order weaken(std::memory_order m, access a) noexcept {
+  static std::memory_order weaken(std::memory_order m, access a) noexcept {
+    return weaken_as(W == weakening::in_scope ? weakened_in_scope::current() : W, m, a);
+  }
+  static constexpr std::memory_order weaken_as(weakening w, std::memory_order m, access a) noexcept {
     using enum std::memory_order;
-    switch (W) {
+    switch (w) {
       case weakening::none: return m;
       case weakening::release_dropped: return m == release ? relaxed : m == acq_rel ? acquire : m;
       case weakening::load_acquire_dropped: return a == access::load && m == acquire ? relaxed : m;
@@ -42,6 +73,7 @@ struct relacy_atomics_t {
         return a != access::rmw ? m : m == acquire ? relaxed : m == acq_rel ? release : m;
       case weakening::cas_failure_relaxed: return a == access::cas_failure ? relaxed : m;
       case weakening::all_relaxed: return relaxed;
+      case weakening::in_scope: return m;  // weaken() resolved it
     }
     return m;
   }
@@ -98,6 +130,10 @@ struct relacy_atomics_t {
                 call_site l = {}) noexcept {
       return a_.fetch_add(v, to_rl(m, access::rmw), info(l));
     }
+    T fetch_sub(T v, std::memory_order m = std::memory_order_seq_cst,
+                call_site l = {}) noexcept {
+      return a_.fetch_sub(v, to_rl(m, access::rmw), info(l));
+    }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                call_site l = {}) noexcept {
       return a_.compare_exchange_weak(expected, desired, to_rl(success, access::rmw), info(l), to_rl(failure, access::cas_failure), info(l));
@@ -121,5 +157,12 @@ struct relacy_atomics_t {
 };
 
 using relacy_atomics = relacy_atomics_t<weakening::none>;
+// The weakened policies the models seed bugs with.
+using release_dropped_atomics = relacy_atomics_t<weakening::release_dropped>;
+using load_acquire_dropped_atomics = relacy_atomics_t<weakening::load_acquire_dropped>;
+using rmw_acquire_dropped_atomics = relacy_atomics_t<weakening::rmw_acquire_dropped>;
+using cas_failure_relaxed_atomics = relacy_atomics_t<weakening::cas_failure_relaxed>;
+using all_relaxed_atomics = relacy_atomics_t<weakening::all_relaxed>;
+using in_scope_atomics = relacy_atomics_t<weakening::in_scope>;
 
 }  // namespace cudapool::core::model

@@ -15,6 +15,7 @@
 #include <array>
 
 #include <cudapool/detail/core/model/model_check.hpp>
+#include <cudapool/detail/core/model/model_blocks.hpp>
 
 namespace cudapool::core::model {
 namespace {
@@ -22,30 +23,13 @@ namespace {
 constexpr block_index block_count = 4;
 constexpr backoff_policy no_backoff{0, 0};
 
-template <class Atomics>
-struct model_entry {
-  typename Atomics::template atomic<block_index> next{no_block};
-  rl::var<int> payload;
-  rl::var<bool> held;
-};
-
-// The table the stack links through: entries that never move, as block_table's.
-template <class Atomics>
-struct model_table {
-  mutable std::array<model_entry<Atomics>, block_count> entries;
-  model_entry<Atomics>& operator[](block_index b) const { return entries[b]; }
-};
-
 template <unsigned TagBits, class Atomics>
 struct stack_fixture {
-  model_table<Atomics> table;
+  model_table<Atomics, block_count> table;
   tagged_stack<TagBits, no_stack_hook, Atomics> stack;
 
   void init(block_index free_blocks) {
-    for (block_index b = 0; b < block_count; ++b) {
-      table[b].payload($) = 0;
-      table[b].held($) = false;
-    }
+    table.reset(false);
     for (block_index b = free_blocks; b-- > 0;) stack.push(table, b, no_backoff);
   }
   // Pops and claims a block; counts a hand-over (a block a thread owned before) in `handovers`.
@@ -56,25 +40,21 @@ struct stack_fixture {
   }
   // Returns how many owners the block had before in this iteration.
   int claim(block_index b) {
-    RL_ASSERT(!table[b].held($));  // handed out twice
-    table[b].held($) = true;
-    const int before = table[b].payload($);
-    table[b].payload($) = before + 1;  // the owner uses the block
-    return before;
+    table.claim(b);
+    return table.use(b);  // the owner uses the block
   }
-  void give_up(block_index b) { table[b].held($) = false; }
+  void give_up(block_index b) { table.give_up(b); }
   void push(block_index b) {
     give_up(b);
     stack.push(table, b, no_backoff);
   }
   // Every block is on the stack exactly once and held by nobody.
   void check_all_free(block_index expected) {
-    std::array<bool, block_count> seen{};
+    std::array<int, block_count> seen{};
+    mark_stack(table, stack, seen);
     block_index n = 0;
-    for (block_index b = stack.peek_unsafe(); b != no_block; b = table[b].next.load(std::memory_order_relaxed)) {
-      RL_ASSERT(b < block_count && !seen[b]);  // a block on the stack twice: the list is broken
-      if (b >= block_count || seen[b]) return;
-      seen[b] = true;
+    for (block_index b = 0; b < block_count; ++b) {
+      if (seen[b] == 0) continue;
       RL_ASSERT(!table[b].held($));
       ++n;
     }
@@ -146,11 +126,6 @@ struct chain_model : rl::test_suite<chain_model<TagBits, Atomics>, 3> {
   void after() { f.check_all_free(4); }
 };
 
-using dropped = relacy_atomics_t<weakening::release_dropped>;
-using load_acquire_dropped = relacy_atomics_t<weakening::load_acquire_dropped>;
-using rmw_acquire_dropped = relacy_atomics_t<weakening::rmw_acquire_dropped>;
-using cas_failure_relaxed = relacy_atomics_t<weakening::cas_failure_relaxed>;
-
 }  // namespace
 }  // namespace cudapool::core::model
 
@@ -161,19 +136,19 @@ int main() {
                                              push_pop_model<32, relacy_atomics>::handovers);
   m.seeded<push_pop_model<0, relacy_atomics>>("tagged_stack pop/push, 0-bit tag (ABA)",
                                               rl::test_result_user_assert_failed, 200000);
-  m.seeded<push_pop_model<32, dropped>>("tagged_stack pop/push, push without release",
+  m.seeded<push_pop_model<32, release_dropped_atomics>>("tagged_stack pop/push, push without release",
                                         rl::test_result_data_race, 200000);
-  m.seeded<push_pop_model<32, load_acquire_dropped>>("tagged_stack pop/push, pop's head load without acquire",
+  m.seeded<push_pop_model<32, load_acquire_dropped_atomics>>("tagged_stack pop/push, pop's head load without acquire",
                                                      rl::test_result_user_assert_failed, 200000);
-  m.seeded<push_pop_model<32, cas_failure_relaxed>>("tagged_stack pop/push, pop's CAS failure order relaxed",
+  m.seeded<push_pop_model<32, cas_failure_relaxed_atomics>>("tagged_stack pop/push, pop's CAS failure order relaxed",
                                                     rl::test_result_user_assert_failed, 200000);
-  m.seeded<push_pop_model<32, rmw_acquire_dropped>>("tagged_stack pop/push, pop's CAS without acquire",
+  m.seeded<push_pop_model<32, rmw_acquire_dropped_atomics>>("tagged_stack pop/push, pop's CAS without acquire",
                                                     rl::test_result_data_race, 200000);
   m.sound<chain_model<32, relacy_atomics>>("tagged_stack push_chain/take_all/pop, 32-bit tag", 200000,
                                           chain_model<32, relacy_atomics>::handovers);
-  m.seeded<chain_model<32, dropped>>("tagged_stack push_chain/take_all, push_chain without release",
+  m.seeded<chain_model<32, release_dropped_atomics>>("tagged_stack push_chain/take_all, push_chain without release",
                                      rl::test_result_data_race, 200000);
-  m.seeded<chain_model<32, rmw_acquire_dropped>>("tagged_stack push_chain/take_all, take_all's CAS without acquire",
+  m.seeded<chain_model<32, rmw_acquire_dropped_atomics>>("tagged_stack push_chain/take_all, take_all's CAS without acquire",
                                                  rl::test_result_data_race, 200000);
   return m.exit_code();
 }
