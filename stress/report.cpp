@@ -53,7 +53,8 @@ void print_summary(const stress_result& r, std::ostream& out) {
   }
   row("backend", r.backend + (r.backend_note.empty() ? "" : " (" + r.backend_note + ")"));
   row("threads", std::to_string(r.threads));
-  row("streams", std::to_string(r.streams));
+  if (r.devices > 1) row("devices", std::to_string(r.devices));
+  row("streams", std::to_string(r.streams) + (r.devices > 1 ? " per device" : ""));
   row("seed", std::to_string(r.seed));
   row("sizes", r.sizes + (r.trace_scale < 1.0 ? " (scaled by " + format_double(r.trace_scale) + ")" : ""));
   if (r.inject != fault::none) row("inject", std::string(to_string(r.inject)));
@@ -61,7 +62,8 @@ void print_summary(const stress_result& r, std::ostream& out) {
   row("ops", std::to_string(r.ops) + " (" + std::to_string(r.allocations) + " allocations, " +
                  std::to_string(r.frees) + " frees)");
   row("ops/s", rate);
-  row("handoffs", std::to_string(r.handoffs));
+  row("handoffs", std::to_string(r.handoffs) +
+                      (r.devices > 1 ? " (" + std::to_string(r.cross_device_handoffs) + " to another device)" : ""));
   row("cross-stream frees", std::to_string(r.cross_stream_frees));
   row("immediate frees", std::to_string(r.immediate_frees));
   row("peak live", format_bytes(double(r.peak_live_bytes)) + " in " + std::to_string(r.peak_live_blocks) + " blocks");
@@ -70,7 +72,7 @@ void print_summary(const stress_result& r, std::ostream& out) {
                                                     : "not known (" + r.allocator + " does not say)");
     row("events recorded", std::to_string(r.stress_events_recorded) + " by stress");
   } else {
-    row("reserved peak", format_bytes(double(r.final_stats.peak_reserved_bytes)));
+    row("reserved peak", format_bytes(double(r.final_stats.peak_reserved_bytes)) + (r.devices > 1 ? " (device 0)" : ""));
     row("events recorded", std::to_string(r.final_stats.events_recorded) + " by the pool (one per epoch), " +
                                std::to_string(r.stress_events_recorded) + " by stress");
   }
@@ -100,11 +102,11 @@ std::string to_json(const stress_result& r) {
   out << "{\"allocator\":" << json_string(r.allocator) << ",\"variant\":" << json_string(r.variant) << ",\"tls_transfer\":" << json_string(r.tls_transfer)
       << ",\"backend\":" << json_string(r.backend)
       << ",\"backend_note\":" << json_string(r.backend_note) << ",\"threads\":" << r.threads
-      << ",\"streams\":" << r.streams << ",\"seed\":" << r.seed << ",\"sizes\":" << json_string(r.sizes)
+      << ",\"streams\":" << r.streams << ",\"devices\":" << r.devices << ",\"seed\":" << r.seed << ",\"sizes\":" << json_string(r.sizes)
       << ",\"trace_scale\":" << r.trace_scale << ",\"inject\":" << json_string(to_string(r.inject))
       << ",\"seconds\":" << r.seconds << ",\"ops\":" << r.ops << ",\"allocations\":" << r.allocations
       << ",\"frees\":" << r.frees << ",\"ops_per_second\":" << std::llround(r.ops_per_second)
-      << ",\"handoffs\":" << r.handoffs << ",\"cross_stream_frees\":" << r.cross_stream_frees
+      << ",\"handoffs\":" << r.handoffs << ",\"cross_device_handoffs\":" << r.cross_device_handoffs << ",\"cross_stream_frees\":" << r.cross_stream_frees
       << ",\"immediate_frees\":" << r.immediate_frees
       << ",\"peak_live_bytes\":" << r.peak_live_bytes << ",\"peak_live_blocks\":" << r.peak_live_blocks
       << ",\"peak_reserved_bytes\":" << peak_reserved
@@ -118,7 +120,15 @@ std::string to_json(const stress_result& r) {
     out << (i ? "," : "") << json_string(r.first_violations[i]);
   }
   out << "],\"skipped_checks\":" << json_string(r.skipped_checks)
-      << ",\"pool_stats\":" << (r.is_peer() ? "null" : cudapool::to_json(r.final_stats)) << "}";
+      << ",\"pool_stats\":" << (r.is_peer() ? "null" : cudapool::to_json(r.final_stats)) << ",\"device_pool_stats\":";
+  if (r.is_peer()) {
+    out << "null";
+  } else {
+    out << '[';
+    for (std::size_t d = 0; d < r.device_stats.size(); ++d) out << (d ? "," : "") << cudapool::to_json(r.device_stats[d]);
+    out << ']';
+  }
+  out << "}";
   return out.str();
 }
 
