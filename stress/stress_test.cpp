@@ -318,12 +318,11 @@ TEST(StressConfig, RefusesBadValues) {
   c = small_run();
   c.streams = 0;
   expect_refused(c, "--streams");
-  c = small_run();
-  c.devices = 0;
-  expect_refused(c, "--devices");
-  c = small_run();
-  c.devices = 17;
-  expect_refused(c, "--devices");
+  for (const unsigned devices : {0u, 17u}) {
+    c = small_run();
+    c.devices = devices;
+    expect_refused(c, "--devices");
+  }
   c = small_run();
   c.handoff = 1.5;
   expect_refused(c, "--handoff");

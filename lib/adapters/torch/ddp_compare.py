@@ -36,20 +36,13 @@ import workloads  # noqa: E402  (lm_config, one_hot_loss)
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--allocator", choices=["torch", "cudapool"], help="which CUDA allocator every rank uses")
-    p.add_argument("--lib", default="libcudapool_torch.so", help="path of libcudapool_torch.so (cudapool runs)")
-    p.add_argument("--steps", type=int, default=100)
-    p.add_argument("--warmup", type=int, default=10, help="steps left out of the median step time")
-    p.add_argument("--seed", type=int, default=1234)
+    train_compare.add_run_arguments(p, steps=100, warmup=10)
     p.add_argument("--seq", type=int, default=256)
     p.add_argument("--batch", type=int, default=16, help="sequences per rank and step")
     p.add_argument("--out", help="result JSON (written by rank 0), or the combined JSON (--compare)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two result JSONs")
     args = p.parse_args(argv)
-    if args.compare is None and args.allocator is None:
-        p.error("give --allocator=torch|cudapool, or --compare A B")
-    if args.compare is None and args.steps <= args.warmup:
-        p.error("--steps must exceed --warmup")
+    train_compare.check_run_arguments(p, args)
     return args
 
 
