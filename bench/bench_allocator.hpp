@@ -11,10 +11,10 @@
 #include <string>
 #include <utility>
 
-#include "cudapool/any_pool.hpp"
-#include "cudapool/backend.hpp"
-#include "peers.hpp"
-#include "registry.hpp"
+#include <cudapool/any_pool.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/detail/peers/peers.hpp>
+#include <cudapool/registry.hpp>
 
 namespace bench {
 

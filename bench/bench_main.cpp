@@ -28,12 +28,12 @@
 #include <vector>
 
 #include "bench_allocator.hpp"
-#include "cudapool/backend.hpp"
-#include "peers.hpp"
-#include "core/asymmetric_fence.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/detail/peers/peers.hpp>
+#include <cudapool/detail/core/asymmetric_fence.hpp>
 #include "limits.hpp"
 #include "multi_device.hpp"
-#include "registry.hpp"
+#include <cudapool/registry.hpp>
 #include "serve.hpp"
 #include "trace.hpp"
 #include "workloads.hpp"

@@ -36,7 +36,7 @@
 #include "limits.hpp"
 #include "spin_wait.hpp"
 #include "spsc_ring.hpp"
-#include "core/page_map.hpp"
+#include <cudapool/detail/core/page_map.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench_allocator.hpp"
-#include "cudapool/backend.hpp"
+#include <cudapool/backend.hpp>
 
 namespace bench {
 

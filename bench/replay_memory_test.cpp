@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "mutex/mutex_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
 #include "fit_floor.hpp"
 #include "trace.hpp"
 

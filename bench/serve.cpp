@@ -19,10 +19,10 @@
 #include "workloads.hpp"
 
 #if CUDAPOOL_HAS_CUDA
-#include "cuda_status.hpp"
-#include "cudapool/resource.hpp"
+#include <cudapool/detail/peers/cuda_status.hpp>
+#include <cudapool/resource.hpp>
 #include "serve_kernels.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/tls_pool.hpp>
 #endif
 
 namespace bench {

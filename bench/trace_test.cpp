@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/trace_writer.hpp"
+#include <cudapool/detail/core/trace_writer.hpp>
 
 namespace bench {
 namespace {

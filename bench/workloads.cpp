@@ -3,10 +3,10 @@
 
 #include "fit_floor.hpp"
 
-#include "lockfree/lockfree_pool.hpp"
-#include "mutex/mutex_pool.hpp"
-#include "stream/stream_pool.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/stream_pool.hpp>
+#include <cudapool/tls_pool.hpp>
 #include "spin_wait.hpp"
 #include "spsc_ring.hpp"
 

@@ -67,7 +67,7 @@
 #include <vector>
 
 #include "bench_allocator.hpp"
-#include "cudapool/backend.hpp"
+#include <cudapool/backend.hpp>
 #include "spsc_ring.hpp"
 #include "trace.hpp"
 

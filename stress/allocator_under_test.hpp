@@ -10,9 +10,9 @@
 
 #include <cstddef>
 
-#include "cudapool/any_pool.hpp"
-#include "cudapool/types.hpp"
-#include "peers.hpp"
+#include <cudapool/any_pool.hpp>
+#include <cudapool/types.hpp>
+#include <cudapool/detail/peers/peers.hpp>
 
 namespace cudapool::stress {
 

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool::stress {
 

@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "format.hpp"
-#include "peers.hpp"
-#include "registry.hpp"
+#include <cudapool/detail/peers/peers.hpp>
+#include <cudapool/registry.hpp>
 
 namespace cudapool::stress {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cudapool/options.hpp"
+#include <cudapool/options.hpp>
 
 namespace cudapool::stress {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "cudapool/any_pool.hpp"
+#include <cudapool/any_pool.hpp>
 
 namespace cudapool::stress {
 

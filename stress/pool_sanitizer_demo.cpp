@@ -17,8 +17,8 @@
 #include <exception>
 #include <string>
 
-#include "cudapool/backend.hpp"
-#include "registry.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/registry.hpp>
 
 int main(int argc, char** argv) {
   std::string variant = "tls";

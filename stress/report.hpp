@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/stats.hpp>
 
 namespace cudapool::stress {
 

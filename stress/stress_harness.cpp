@@ -23,15 +23,15 @@
 
 #include "allocator_under_test.hpp"
 #include "checkers.hpp"
-#include "cudapool/any_pool.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/options.hpp"
-#include "core/size_classes.hpp"
-#include "cudapool/types.hpp"
+#include <cudapool/any_pool.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/options.hpp>
+#include <cudapool/detail/core/size_classes.hpp>
+#include <cudapool/types.hpp>
 #include "faults.hpp"
 #include "format.hpp"
-#include "peers.hpp"
-#include "registry.hpp"
+#include <cudapool/detail/peers/peers.hpp>
+#include <cudapool/registry.hpp>
 #include "sizes.hpp"
 #include "workers.hpp"
 

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "cudapool/backend.hpp"
-#include "registry.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/registry.hpp>
 
 #if defined(__SANITIZE_THREAD__)
 #define CUDAPOOL_STRESS_TEST_TSAN 1

@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 #include "format.hpp"
 
 namespace cudapool::stress {

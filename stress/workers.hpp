@@ -22,7 +22,7 @@
 #include "allocator_under_test.hpp"
 #include "checkers.hpp"
 #include "config.hpp"
-#include "cudapool/backend.hpp"
+#include <cudapool/backend.hpp>
 #include "random.hpp"
 #include "sizes.hpp"
 

@@ -1,11 +1,11 @@
-#include "registry.hpp"
+#include <cudapool/registry.hpp>
 
 #include <stdexcept>
 
-#include "lockfree/lockfree_pool.hpp"
-#include "mutex/mutex_pool.hpp"
-#include "stream/stream_pool.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/stream_pool.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool {
 

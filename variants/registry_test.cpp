@@ -1,4 +1,4 @@
-#include "registry.hpp"
+#include <cudapool/registry.hpp>
 
 #include <gtest/gtest.h>
 

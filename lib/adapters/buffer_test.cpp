@@ -1,6 +1,6 @@
 // Tests of cudapool::buffer, cudapool::unique_ptr / make_unique_device and pool_ref, on the
 // simulated device (paused streams show whether a release is stream-ordered).
-#include "cudapool/buffer.hpp"
+#include <cudapool/buffer.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "mutex/mutex_pool.hpp"
-#include "registry.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/registry.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool {
 namespace {

@@ -19,13 +19,13 @@
 #include <thread>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/per_device.hpp"
-#include "lockfree/lockfree_pool.hpp"
-#include "mutex/mutex_pool.hpp"
-#include "stream/stream_pool.hpp"
-#include "testing/conformance.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/per_device.hpp>
+#include <cudapool/lockfree_pool.hpp>
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/stream_pool.hpp>
+#include <cudapool/detail/testing/conformance.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool::testing {
 namespace {

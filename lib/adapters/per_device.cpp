@@ -1,13 +1,13 @@
 // per_device.cpp - the CUDA device source of per_device (cudapool/per_device.hpp).
 
-#include "cudapool/per_device.hpp"
+#include <cudapool/per_device.hpp>
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cudapool/errors.hpp"
+#include <cudapool/errors.hpp>
 
 #if CUDAPOOL_HAS_CUDA
 #include <cuda_runtime_api.h>

@@ -1,6 +1,6 @@
 // Tests of cudapool::per_device: on injected simulated devices here, on the real GPUs when there
 // are some.
-#include "cudapool/per_device.hpp"
+#include <cudapool/per_device.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "lockfree/lockfree_pool.hpp"
-#include "mutex/mutex_pool.hpp"
-#include "stream/stream_pool.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/stream_pool.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool {
 namespace {

@@ -4,7 +4,7 @@
 // call the CUDA runtime (a cuda::stream_ref only carries a handle), so the tests run on the
 // simulated device: a simulator stream travels inside the cuda::stream_ref as its handle. Built
 // only with the CUDA toolkit (CCCL's headers).
-#include "cudapool/resource.hpp"
+#include <cudapool/resource.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "lockfree/lockfree_pool.hpp"
-#include "mutex/mutex_pool.hpp"
-#include "stream/stream_pool.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
+#include <cudapool/mutex_pool.hpp>
+#include <cudapool/stream_pool.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool {
 

@@ -1,6 +1,6 @@
 // thrust::device_vector<T, cudapool::thrust_allocator<T>> on a real GPU: fill, transform, reduce,
 // compared with the same computation on the host. Skips without a GPU.
-#include "cudapool/thrust_allocator.hpp"
+#include <cudapool/thrust_allocator.hpp>
 
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@
 #include <thrust/sort.h>
 #include <thrust/transform.h>
 
-#include "cudapool/backend.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/tls_pool.hpp>
 
 namespace cudapool {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "cudapool/backend.hpp"
+#include <cudapool/backend.hpp>
 
 namespace cudapool::checks {
 

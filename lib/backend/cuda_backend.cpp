@@ -47,9 +47,9 @@
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExtMem.h>
 
-#include "cuda_kernels.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
+#include <cudapool/detail/backend/cuda_kernels.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
 
 namespace cudapool {
 namespace {

@@ -14,9 +14,9 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/backend_checks.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
+#include <cudapool/detail/backend/backend_checks.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
 
 namespace cudapool {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "cuda_kernels.hpp"
+#include <cudapool/detail/backend/cuda_kernels.hpp>
 
 namespace cudapool::detail {
 namespace {

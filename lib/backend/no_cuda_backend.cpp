@@ -1,7 +1,7 @@
 // no_cuda_backend.cpp - the CUDA entry points of a build made without the CUDA toolkit.
 
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
 
 namespace cudapool {
 

@@ -21,7 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cudapool/backend.hpp"
+#include <cudapool/backend.hpp>
 
 namespace {
 

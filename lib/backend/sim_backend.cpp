@@ -51,8 +51,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
 
 namespace cudapool {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/backend_checks.hpp"
-#include "cudapool/backend.hpp"
+#include <cudapool/detail/backend/backend_checks.hpp>
+#include <cudapool/backend.hpp>
 
 namespace cudapool {
 namespace {

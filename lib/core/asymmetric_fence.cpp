@@ -1,4 +1,4 @@
-#include "core/asymmetric_fence.hpp"
+#include <cudapool/detail/core/asymmetric_fence.hpp>
 
 #include <cstdio>
 #include <cstdlib>

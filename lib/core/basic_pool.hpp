@@ -47,13 +47,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/pool_core.hpp"
-#include "core/stream_admission.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/errors.hpp"
-#include "cudapool/options.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/detail/core/pool_core.hpp>
+#include <cudapool/detail/core/stream_admission.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/options.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool {
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool::core {
 

@@ -1,4 +1,4 @@
-#include "core/block_table.hpp"
+#include <cudapool/detail/core/block_table.hpp>
 
 #include <gtest/gtest.h>
 

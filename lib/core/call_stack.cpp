@@ -1,6 +1,6 @@
 // call_stack.cpp - glibc backtrace(), dladdr and the C++ ABI demangler.
 
-#include "core/call_stack.hpp"
+#include <cudapool/detail/core/call_stack.hpp>
 
 #include <cxxabi.h>
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 // call_stack_test.cpp - capture, symbolize and intern host call stacks. The test binary links with
 // ENABLE_EXPORTS (-rdynamic), so its own functions have names in the dynamic symbol table.
 
-#include "core/call_stack.hpp"
+#include <cudapool/detail/core/call_stack.hpp>
 
 #include <gtest/gtest.h>
 

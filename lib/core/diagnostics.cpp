@@ -1,4 +1,4 @@
-#include "core/diagnostics.hpp"
+#include <cudapool/detail/core/diagnostics.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -28,11 +28,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/call_stack.hpp"
-#include "core/trace_writer.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/options.hpp"
+#include <cudapool/detail/core/call_stack.hpp>
+#include <cudapool/detail/core/trace_writer.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/options.hpp>
 
 namespace cudapool::core {
 

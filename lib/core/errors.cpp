@@ -1,4 +1,4 @@
-#include "cudapool/errors.hpp"
+#include <cudapool/errors.hpp>
 
 #include <cstdio>
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cudapool/stats.hpp"
+#include <cudapool/stats.hpp>
 
 namespace cudapool::detail {
 

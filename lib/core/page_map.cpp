@@ -1,4 +1,4 @@
-#include "core/page_map.hpp"
+#include <cudapool/detail/core/page_map.hpp>
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "core/pool_core.hpp"
+#include <cudapool/detail/core/pool_core.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -38,17 +38,17 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/block_table.hpp"
-#include "core/diagnostics.hpp"
-#include "core/page_map.hpp"
-#include "core/segment_heap.hpp"
-#include "core/size_classes.hpp"
-#include "core/thread_counters.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/errors.hpp"
-#include "cudapool/options.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/detail/core/diagnostics.hpp>
+#include <cudapool/detail/core/page_map.hpp>
+#include <cudapool/detail/core/segment_heap.hpp>
+#include <cudapool/detail/core/size_classes.hpp>
+#include <cudapool/detail/core/thread_counters.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/options.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool::core {
 

@@ -1,6 +1,6 @@
 // Tests of the core's own mechanisms (epochs, growth, validation), through basic_pool with a
 // trivial free-list policy, so that no variant is needed.
-#include "core/pool_core.hpp"
+#include <cudapool/detail/core/pool_core.hpp>
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/basic_pool.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
 
 namespace cudapool::core {
 namespace {

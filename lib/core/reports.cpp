@@ -1,8 +1,8 @@
 // reports.cpp - text and JSON forms of the reports in cudapool/diagnostics.hpp.
 #include <sstream>
 
-#include "core/json.hpp"
-#include "cudapool/diagnostics.hpp"
+#include <cudapool/detail/core/json.hpp>
+#include <cudapool/diagnostics.hpp>
 
 namespace cudapool {
 

@@ -1,4 +1,4 @@
-#include "core/segment_heap.hpp"
+#include <cudapool/detail/core/segment_heap.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cudapool/errors.hpp"
+#include <cudapool/errors.hpp>
 
 namespace cudapool::core {
 

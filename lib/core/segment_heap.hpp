@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool::core {
 

@@ -1,4 +1,4 @@
-#include "core/segment_heap.hpp"
+#include <cudapool/detail/core/segment_heap.hpp>
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cudapool/options.hpp"
-#include "cudapool/types.hpp"
+#include <cudapool/options.hpp>
+#include <cudapool/types.hpp>
 
 namespace cudapool::core {
 

@@ -1,4 +1,4 @@
-#include "core/size_classes.hpp"
+#include <cudapool/detail/core/size_classes.hpp>
 
 #include <gtest/gtest.h>
 

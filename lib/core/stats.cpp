@@ -1,6 +1,6 @@
-#include "cudapool/stats.hpp"
+#include <cudapool/stats.hpp>
 
-#include "core/json.hpp"
+#include <cudapool/detail/core/json.hpp>
 
 namespace cudapool {
 

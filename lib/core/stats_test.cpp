@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool {
 namespace {

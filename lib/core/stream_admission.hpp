@@ -19,8 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/types.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/types.hpp>
 
 namespace cudapool::core {
 

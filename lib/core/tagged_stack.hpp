@@ -19,9 +19,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/atomics.hpp"
-#include "core/block_table.hpp"
-#include "cudapool/options.hpp"
+#include <cudapool/detail/core/atomics.hpp>
+#include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/options.hpp>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

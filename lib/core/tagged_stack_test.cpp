@@ -1,4 +1,4 @@
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/thread_counters.hpp"
+#include <cudapool/detail/core/thread_counters.hpp>
 
 #include <mutex>
 #include <vector>

@@ -1,6 +1,6 @@
 // trace_writer.cpp - the trace file (format: trace_writer.hpp).
 
-#include "core/trace_writer.hpp"
+#include <cudapool/detail/core/trace_writer.hpp>
 
 #include <cerrno>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // trace_writer_test.cpp - the trace file's format and pairing, written from several threads.
 // bench/trace_test.cpp checks that bench's reader loads what this writer writes.
 
-#include "core/trace_writer.hpp"
+#include <cudapool/detail/core/trace_writer.hpp>
 
 #include <gtest/gtest.h>
 

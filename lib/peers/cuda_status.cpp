@@ -1,10 +1,10 @@
 // cuda_status.cpp - see cuda_status.hpp.
-#include "cuda_status.hpp"
+#include <cudapool/detail/peers/cuda_status.hpp>
 
 #include <cstdio>
 #include <stdexcept>
 
-#include "peers.hpp"
+#include <cudapool/detail/peers/peers.hpp>
 
 namespace cudapool::peers::cuda_status {
 

@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool::peers {
 

@@ -1,7 +1,7 @@
 // peers.cpp - cudaMalloc, cudaMallocAsync and CUB's CachingDeviceAllocator behind peers::peer.
 // Plain C++ (g++): CUB's allocator is host code; its header only needs the toolkit's include
 // directories (lib/peers/CMakeLists.txt adds include/cccl, where CUDA 13 keeps cub/).
-#include "peers.hpp"
+#include <cudapool/detail/peers/peers.hpp>
 
 #include <stdexcept>
 #include <utility>
@@ -13,7 +13,7 @@
 #include <cub/util_allocator.cuh>
 #include <cuda_runtime_api.h>
 
-#include "cuda_status.hpp"
+#include <cudapool/detail/peers/cuda_status.hpp>
 #endif
 
 namespace cudapool::peers {

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool::peers {
 

@@ -26,10 +26,10 @@
 #include <thread>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/errors.hpp"
-#include "cudapool/options.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/options.hpp>
 
 namespace cudapool::testing {
 

@@ -1,4 +1,4 @@
-#include "lockfree/lockfree_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
 
 namespace cudapool {
 

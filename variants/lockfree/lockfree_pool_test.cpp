@@ -1,6 +1,6 @@
-#include "lockfree/lockfree_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
 
-#include "testing/conformance.hpp"
+#include <cudapool/detail/testing/conformance.hpp>
 
 namespace cudapool::testing {
 

@@ -1,4 +1,4 @@
-#include "mutex/mutex_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
 
 namespace cudapool {
 

@@ -1,6 +1,6 @@
-#include "mutex/mutex_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
 
-#include "testing/conformance.hpp"
+#include <cudapool/detail/testing/conformance.hpp>
 
 namespace cudapool::testing {
 

@@ -1,4 +1,4 @@
-#include "stream/stream_pool.hpp"
+#include <cudapool/stream_pool.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "tls/tls_pool.hpp"
+#include <cudapool/tls_pool.hpp>
 
 #include <algorithm>
 #include <chrono>

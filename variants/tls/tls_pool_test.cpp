@@ -1,4 +1,4 @@
-#include "tls/tls_pool.hpp"
+#include <cudapool/tls_pool.hpp>
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "testing/conformance.hpp"
+#include <cudapool/detail/testing/conformance.hpp>
 
 namespace cudapool::testing {
 

@@ -28,7 +28,7 @@
 #include <cuda_runtime_api.h>  // checks that cudapool_torch.h declares cudaStream_t as CUDA does
 #endif
 
-#include "cudapool_torch.h"
+#include <cudapool/cudapool_torch.h>
 
 #include <array>
 #include <atomic>
@@ -46,13 +46,13 @@
 #include <string_view>
 #include <vector>
 
-#include "core/json.hpp"
-#include "cudapool/any_pool.hpp"
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
-#include "cudapool/options.hpp"
-#include "cudapool/stats.hpp"
-#include "registry.hpp"
+#include <cudapool/detail/core/json.hpp>
+#include <cudapool/any_pool.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/options.hpp>
+#include <cudapool/stats.hpp>
+#include <cudapool/registry.hpp>
 
 namespace {
 

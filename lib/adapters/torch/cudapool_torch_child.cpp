@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "cudapool_torch.h"
+#include <cudapool/cudapool_torch.h>
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "registry.hpp"
+#include <cudapool/registry.hpp>
 
 namespace {
 

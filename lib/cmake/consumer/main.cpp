@@ -7,26 +7,26 @@
 #include <string>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/stats.hpp>
 #if CUDAPOOL_CONSUMER_mutex
-#include "mutex/mutex_pool.hpp"
+#include <cudapool/mutex_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_lockfree
-#include "lockfree/lockfree_pool.hpp"
+#include <cudapool/lockfree_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_tls
-#include "tls/tls_pool.hpp"
+#include <cudapool/tls_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_stream
-#include "stream/stream_pool.hpp"
+#include <cudapool/stream_pool.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_registry
-#include "registry.hpp"
+#include <cudapool/registry.hpp>
 #endif
 #if CUDAPOOL_CONSUMER_adapters
-#include "cudapool/buffer.hpp"
-#include "cudapool/per_device.hpp"
+#include <cudapool/buffer.hpp>
+#include <cudapool/per_device.hpp>
 #endif
 
 namespace {

@@ -10,9 +10,9 @@
 #include <thrust/sequence.h>
 #include <thrust/transform.h>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/thrust_allocator.hpp"
-#include "tls/tls_pool.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/thrust_allocator.hpp>
+#include <cudapool/tls_pool.hpp>
 
 struct twice {
   __host__ __device__ std::int64_t operator()(std::int64_t x) const { return 2 * x; }

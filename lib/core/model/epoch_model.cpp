@@ -28,7 +28,7 @@
 //                           another stream that sees the epoch resolved is not ordered after the
 //                           event, so its reuse races with S's kernel
 //   resolved() w/o acquire  the same race from the reader's side
-#include "core/model/model_check.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {

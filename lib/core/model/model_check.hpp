@@ -37,7 +37,7 @@
 #undef realloc
 #undef free
 
-#include "core/model/relacy_atomics.hpp"
+#include <cudapool/detail/core/model/relacy_atomics.hpp>
 
 namespace cudapool::core::model {
 

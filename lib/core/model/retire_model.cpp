@@ -11,9 +11,9 @@
 //
 // Memory order: the model also runs the CAS with every order relaxed, and exactly one still wins:
 // exclusivity needs the CAS's atomicity only. The acq_rel is kept (docs/design.md, Testing).
-#include "core/block_table.hpp"
+#include <cudapool/detail/core/block_table.hpp>
 
-#include "core/model/model_check.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {

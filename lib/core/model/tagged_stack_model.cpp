@@ -10,11 +10,11 @@
 //                       reported as a broken stack (a block on it twice, or held and on it)
 //   release dropped     push_chain's CAS without release: a popper's use of the block is not
 //                       ordered after the pusher's, reported as a data race
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 #include <array>
 
-#include "core/model/model_check.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {

@@ -1,5 +1,5 @@
 // tls_cache_model.cpp - Relacy model of the tls pool's handshake between a thread cache's owner
-// and a drainer (variants/tls/tls_pool.hpp begin_op/end_op, tls_pool.cpp claim/unclaim): the
+// and a drainer (lib/include/cudapool/tls_pool.hpp begin_op/end_op, tls_pool.cpp claim/unclaim): the
 // owner's fast path takes no lock, a drainer (idle pass, trim, the owner's exit) holds the cache's
 // mutex and keeps the owner out with a Dekker handshake over in_op and drain_request.
 //
@@ -17,7 +17,7 @@
 //                         buffering): both sides see 0 and both touch the cache
 //   unclaim w/o release   the owner's next fast path is not ordered after the drain's writes
 //   end_op w/o release    the drain is not ordered after the owner's last fast path
-#include "core/model/model_check.hpp"
+#include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {

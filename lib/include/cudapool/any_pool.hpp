@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/options.hpp"
-#include "cudapool/stats.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/options.hpp>
+#include <cudapool/stats.hpp>
 
 namespace cudapool {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool {
 

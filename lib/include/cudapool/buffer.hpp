@@ -25,8 +25,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "cudapool/pool_ref.hpp"
-#include "cudapool/types.hpp"
+#include <cudapool/pool_ref.hpp>
+#include <cudapool/types.hpp>
 
 namespace cudapool {
 

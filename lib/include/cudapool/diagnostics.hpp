@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "cudapool/stats.hpp"
-#include "cudapool/types.hpp"
+#include <cudapool/stats.hpp>
+#include <cudapool/types.hpp>
 
 namespace cudapool {
 

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <limits>
 
-#include "cudapool/diagnostics.hpp"
-#include "cudapool/errors.hpp"
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/errors.hpp>
 
 namespace cudapool {
 

@@ -30,9 +30,9 @@
 #include <string>
 #include <utility>
 
-#include "cudapool/backend.hpp"
-#include "cudapool/errors.hpp"
-#include "cudapool/options.hpp"
+#include <cudapool/backend.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/options.hpp>
 
 namespace cudapool {
 

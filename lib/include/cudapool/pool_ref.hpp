@@ -14,7 +14,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool {
 

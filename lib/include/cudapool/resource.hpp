@@ -39,7 +39,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "cudapool/types.hpp"
+#include <cudapool/types.hpp>
 
 namespace cudapool {
 

@@ -29,8 +29,8 @@
 #include <thrust/device_ptr.h>
 #include <thrust/device_reference.h>
 
-#include "cudapool/pool_ref.hpp"
-#include "cudapool/types.hpp"
+#include <cudapool/pool_ref.hpp>
+#include <cudapool/types.hpp>
 
 namespace cudapool {
 

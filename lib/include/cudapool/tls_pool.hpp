@@ -29,10 +29,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/basic_pool.hpp"
-#include "core/asymmetric_fence.hpp"
-#include "core/block_table.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/asymmetric_fence.hpp>
+#include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cudapool/any_pool.hpp"
+#include <cudapool/any_pool.hpp>
 
 namespace cudapool {
 

@@ -33,8 +33,8 @@
 
 #include <oneapi/tbb/concurrent_unordered_map.h>
 
-#include "core/basic_pool.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

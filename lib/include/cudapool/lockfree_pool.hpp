@@ -7,8 +7,8 @@
 #include <memory>
 #include <string_view>
 
-#include "core/basic_pool.hpp"
-#include "core/tagged_stack.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "core/basic_pool.hpp"
+#include <cudapool/detail/core/basic_pool.hpp>
 
 namespace cudapool {
 
