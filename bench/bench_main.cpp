@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -31,6 +32,7 @@
 #include <cudapool/detail/peers/peers.hpp>
 #include <cudapool/detail/core/asymmetric_fence.hpp>
 #include "limits.hpp"
+#include "multi_device.hpp"
 #include <cudapool/registry.hpp>
 #include "serve.hpp"
 #include "trace.hpp"
@@ -128,8 +130,10 @@ void usage() {
       "  --backend=sim|cuda  the device (default: cuda when a GPU is present); peers run on cuda only\n"
       "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
       "  --trace=FILE        replay FILE too (repeatable)\n"
+      "  --devices=N         pair_devices runs on 1..N devices (default: cuda, every GPU; sim, 2 simulated)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
-      "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp); limit (no pool: the bare\n"
+      "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp), pair_devices\n"
+      "(multi_device.hpp); limit (no pool: the bare\n"
       "mechanism). Google Benchmark's own flags follow.\n\n");
 }
 
@@ -141,10 +145,17 @@ int main(int argc, char** argv) {
   bool traces_dir_given = false;
   std::vector<std::string> trace_files;
   std::vector<char*> rest;
+  int devices = 0;  // 0: the default for the backend
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (i > 0 && arg.starts_with("--backend=")) {
       backend = arg.substr(10);
+    } else if (i > 0 && arg.starts_with("--devices=")) {
+      devices = std::atoi(std::string(arg.substr(10)).c_str());
+      if (devices < 1) {
+        std::fprintf(stderr, "bench: --devices must be a positive number, got '%s'\n", argv[i] + 10);
+        return 2;
+      }
     } else if (i > 0 && arg.starts_with("--traces=")) {
       traces_dir = arg.substr(9);
       traces_dir_given = true;
@@ -189,11 +200,25 @@ int main(int argc, char** argv) {
   }
 
   std::shared_ptr<cudapool::backend> device;
+  std::vector<std::shared_ptr<cudapool::backend>> device_list;  // pair_devices: device d at [d]
   try {
     if (backend == "cuda") {
+      const int gpus = cudapool::cuda_device_count();
+      if (devices > gpus) {
+        std::fprintf(stderr, "bench: --devices=%d, but this machine has %d GPU(s)\n", devices, gpus);
+        return 2;
+      }
       device = cudapool::make_cuda_backend(0);
+      device_list.push_back(device);
+      for (int d = 1; d < (devices == 0 ? gpus : devices); ++d) device_list.push_back(cudapool::make_cuda_backend(d));
     } else {
       device = cudapool::make_sim_backend();
+      device_list.push_back(device);
+      for (int d = 1; d < (devices == 0 ? 2 : devices); ++d) {
+        cudapool::sim_options o;
+        o.device = d;
+        device_list.push_back(cudapool::make_sim_backend(o));
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: cannot make the %s backend: %s\n", backend.c_str(), e.what());
@@ -201,6 +226,7 @@ int main(int argc, char** argv) {
   }
 
   benchmark::AddCustomContext("cudapool_backend", backend);
+  benchmark::AddCustomContext("cudapool_devices", std::to_string(device_list.size()));
   // Whether tls's owner fast path runs with compiler barriers (membarrier available) or full fences.
   benchmark::AddCustomContext("cudapool_asymmetric_fences",
                               cudapool::core::asymmetric_fences_available() ? "membarrier" : "full fences");
@@ -215,11 +241,13 @@ int main(int argc, char** argv) {
   const std::vector<allocator_config> all = allocators(with_peers);
   bench::register_benchmarks(all, traces, device);
   bench::register_serve_benchmarks(all);
+  bench::register_multi_device_benchmarks(all, std::move(device_list));
   bench::register_limit_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   // Every run destroyed its allocator and streams; the backend goes last.
   bench::release_backend();
+  bench::release_multi_device_backends();
   device.reset();
   // A pool that handed out memory still in use fails the run (CI), not only its benchmark.
   if (bench::serve_pool_failures_seen()) {

@@ -8,6 +8,7 @@ file(WRITE "${empty_trace}" "# no allocations here\nop,id,bytes,stream\n")
 set(cases
   "--threads=0"
   "--streams=0"
+  "--devices=0"
   "--threads=abc"
   "--handoff=1.5"
   "--cross-stream=-0.1"

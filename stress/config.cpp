@@ -18,6 +18,7 @@ namespace {
 
 constexpr unsigned max_threads = 4095;  // (thread + 1) fits the tag's 12 high bits
 constexpr unsigned max_streams = 1024;
+constexpr unsigned max_devices = 16;
 
 bool is_fraction(double v) noexcept { return v >= 0.0 && v <= 1.0; }  // false for NaN
 
@@ -204,6 +205,9 @@ void validate(const stress_config& c) {
   if (c.allocator != pool_allocator) validate_peer(c);
   if (c.threads < 1 || c.threads > max_threads) {
     throw config_error("--threads must be in [1, " + std::to_string(max_threads) + "], got " + std::to_string(c.threads));
+  }
+  if (c.devices < 1 || c.devices > max_devices) {
+    throw config_error("--devices must be in [1, " + std::to_string(max_devices) + "], got " + std::to_string(c.devices));
   }
   if (c.streams < 1 || c.streams > max_streams) {
     throw config_error("--streams must be in [1, " + std::to_string(max_streams) + "], got " + std::to_string(c.streams));

@@ -80,7 +80,11 @@ struct stress_config {
   std::string variant = "mutex";  // allocator "pool" only
   backend_choice backend = backend_choice::automatic;
   unsigned threads = 64;  // 1 .. 4095 (the tag has 12 bits for the thread)
-  unsigned streams = 16;
+  unsigned streams = 16;  // per device
+  // Devices, each with its own pool (or peer) and `streams` streams; threads are spread over them
+  // (thread t on device t % devices) and hand blocks across them. sim: that many simulated
+  // devices; cuda: needs that many GPUs.
+  unsigned devices = 1;
   // At most one of the two; neither means duration_seconds = 10. ops counts allocations over all
   // threads (split evenly; each block is freed too), so a run with ops is the same work every time.
   std::optional<double> duration_seconds;

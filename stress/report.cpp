@@ -30,7 +30,8 @@ void print_summary(const stress_result& r, std::ostream& out) {
   }
   row("backend", r.backend + (r.backend_note.empty() ? "" : " (" + r.backend_note + ")"));
   row("threads", std::to_string(r.threads));
-  row("streams", std::to_string(r.streams));
+  if (r.devices > 1) row("devices", std::to_string(r.devices));
+  row("streams", std::to_string(r.streams) + (r.devices > 1 ? " per device" : ""));
   row("seed", std::to_string(r.seed));
   row("sizes", r.sizes + (r.trace_scale < 1.0 ? " (scaled by " + format_double(r.trace_scale) + ")" : ""));
   if (r.inject != fault::none) row("inject", std::string(to_string(r.inject)));
@@ -38,7 +39,8 @@ void print_summary(const stress_result& r, std::ostream& out) {
   row("ops", std::to_string(r.ops) + " (" + std::to_string(r.allocations) + " allocations, " +
                  std::to_string(r.frees) + " frees)");
   row("ops/s", rate);
-  row("handoffs", std::to_string(r.handoffs));
+  row("handoffs", std::to_string(r.handoffs) +
+                      (r.devices > 1 ? " (" + std::to_string(r.cross_device_handoffs) + " to another device)" : ""));
   row("cross-stream frees", std::to_string(r.cross_stream_frees));
   row("immediate frees", std::to_string(r.immediate_frees));
   row("peak live", format_bytes(double(r.peak_live_bytes)) + " in " + std::to_string(r.peak_live_blocks) + " blocks");
@@ -47,7 +49,7 @@ void print_summary(const stress_result& r, std::ostream& out) {
                                                     : "not known (" + r.allocator + " does not say)");
     row("events recorded", std::to_string(r.stress_events_recorded) + " by stress");
   } else {
-    row("reserved peak", format_bytes(double(r.final_stats.peak_reserved_bytes)));
+    row("reserved peak", format_bytes(double(r.final_stats.peak_reserved_bytes)) + (r.devices > 1 ? " (device 0)" : ""));
     row("events recorded", std::to_string(r.final_stats.events_recorded) + " by the pool (one per epoch), " +
                                std::to_string(r.stress_events_recorded) + " by stress");
   }
@@ -76,6 +78,7 @@ std::string to_json(const stress_result& r) {
   o["backend_note"] = r.backend_note;
   o["threads"] = r.threads;
   o["streams"] = r.streams;
+  o["devices"] = r.devices;
   o["seed"] = r.seed;
   o["sizes"] = r.sizes;
   o["trace_scale"] = r.trace_scale;
@@ -86,6 +89,7 @@ std::string to_json(const stress_result& r) {
   o["frees"] = r.frees;
   o["ops_per_second"] = std::llround(r.ops_per_second);
   o["handoffs"] = r.handoffs;
+  o["cross_device_handoffs"] = r.cross_device_handoffs;
   o["cross_stream_frees"] = r.cross_stream_frees;
   o["immediate_frees"] = r.immediate_frees;
   o["peak_live_bytes"] = r.peak_live_bytes;
@@ -106,6 +110,13 @@ std::string to_json(const stress_result& r) {
   o["first_violations"] = r.first_violations;
   o["skipped_checks"] = r.skipped_checks;
   o["pool_stats"] = r.is_peer() ? json(nullptr) : detail::to_json_value(r.final_stats);
+  if (r.is_peer()) {
+    o["device_pool_stats"] = nullptr;
+  } else {
+    json per_device = json::array();
+    for (const pool_stats& st : r.device_stats) per_device.push_back(detail::to_json_value(st));
+    o["device_pool_stats"] = per_device;
+  }
   return detail::to_text(o);
 }
 

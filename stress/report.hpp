@@ -22,7 +22,8 @@ struct stress_result {
   std::string backend;       // "sim" or "cuda"
   std::string backend_note;  // how --backend=auto decided, or empty
   unsigned threads = 0;
-  unsigned streams = 0;
+  unsigned streams = 0;  // per device
+  unsigned devices = 1;
   std::uint64_t seed = 0;
   std::string sizes;
   double trace_scale = 1.0;  // trace sizes were multiplied by this (1 unless scaled to the budget)
@@ -35,6 +36,7 @@ struct stress_result {
   std::uint64_t ops = 0;
   double ops_per_second = 0;
   std::uint64_t handoffs = 0;
+  std::uint64_t cross_device_handoffs = 0;  // hand-offs to a thread of another device
   std::uint64_t cross_stream_frees = 0;
   std::uint64_t immediate_frees = 0;  // deallocate(p) after the host waited for the block's stream
   std::uint64_t stress_events_recorded = 0;  // hand-offs, cross-stream frees and throttling
@@ -42,6 +44,8 @@ struct stress_result {
   std::size_t peak_live_blocks = 0;
   std::uint64_t faults_injected = 0;  // double hand-outs made by the fault decorator
   pool_stats final_stats;             // after every free, flush, device synchronize and trim(); pools only
+                                      // (device 0's pool with --devices)
+  std::vector<pool_stats> device_stats;  // every device's pool, the same way; pools only
   // Peers only: the peak bytes the peer reserved, where it can tell (cudaMallocAsync), and the
   // pool-only checks the run left out, as one line for the report.
   std::optional<std::size_t> peer_peak_reserved_bytes;

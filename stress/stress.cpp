@@ -2,7 +2,7 @@
 //
 //   stress [--variant=mutex|lockfree|tls|stream | --allocator=pool|cudaMallocAsync|cub|cudaMalloc]
 //          [--backend=auto|cuda|sim] [--threads=N]
-//          [--streams=N] [--duration=SECONDS | --ops=N] [--seed=N]
+//          [--streams=N] [--devices=N] [--duration=SECONDS | --ops=N] [--seed=N]
 //          [--sizes=fixed:BYTES|classes|mixed|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
 //          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
 //          [--first-slab-bytes=N]
@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   std::string backend = "auto";
   unsigned threads = 64;
   unsigned streams = 16;
+  unsigned devices = 1;
   double duration = 0;
   std::uint64_t ops = 0;
   std::uint64_t seed = 0;
@@ -67,7 +68,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--backend", backend, "auto (cuda when a GPU is present, else sim), cuda or sim")->capture_default_str();
   app.add_option("--threads", threads, "host threads")->capture_default_str();
-  app.add_option("--streams", streams, "streams shared by the threads")->capture_default_str();
+  app.add_option("--streams", streams, "streams shared by the threads (per device)")->capture_default_str();
+  app.add_option("--devices", devices,
+                 "devices, each with its own pool and streams; threads spread over them, hand-offs across them "
+                 "(sim: simulated devices; cuda: GPUs 0..N-1)")
+      ->capture_default_str();
   CLI::Option* duration_option = app.add_option("--duration", duration, "run for SECONDS (default 10)");
   CLI::Option* ops_option = app.add_option("--ops", ops, "run N allocations over all threads instead");
   duration_option->excludes(ops_option);
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
     config.backend = parse_backend_choice(backend);
     config.threads = threads;
     config.streams = streams;
+    config.devices = devices;
     if (duration_option->count() > 0) config.duration_seconds = duration;
     if (ops_option->count() > 0) config.ops = ops;
     config.seed = seed_option->count() > 0 ? seed : random_seed();

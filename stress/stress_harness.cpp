@@ -40,11 +40,12 @@ namespace cudapool::stress {
 namespace {
 
 struct opened_backend {
-  std::shared_ptr<backend> device;
+  std::vector<std::shared_ptr<backend>> devices;  // config.devices of them, device d at [d]
   std::string note;
 };
 
 opened_backend open_backend(const stress_config& c) {
+  const int wanted = static_cast<int>(c.devices);
   bool use_cuda = c.backend == backend_choice::cuda;
   std::string note;
   if (c.backend == backend_choice::automatic) {
@@ -53,21 +54,32 @@ opened_backend open_backend(const stress_config& c) {
     if (!use_cuda && c.allocator != pool_allocator) {
       throw config_error("--allocator=" + c.allocator + " needs a GPU (the CUDA backend): no CUDA device found");
     }
-    note = use_cuda                ? "auto: " + std::to_string(gpus) + " CUDA device(s), using device 0"
+    note = use_cuda                ? "auto: " + std::to_string(gpus) + " CUDA device(s), using " +
+                                         (wanted == 1 ? std::string("device 0") : "devices 0.." + std::to_string(wanted - 1))
            : cuda_backend_built() ? "auto: no CUDA device found, using the simulated device"
                                   : "auto: built without CUDA, using the simulated device";
   }
+  opened_backend opened{{}, note};
   if (use_cuda) {
+    if (const int gpus = cuda_device_count(); gpus < wanted) {
+      throw config_error("--devices=" + std::to_string(wanted) + " needs " + std::to_string(wanted) +
+                         " GPUs; this machine has " + std::to_string(gpus));
+    }
     try {
-      return {make_cuda_backend(0), note};
+      for (int d = 0; d < wanted; ++d) opened.devices.push_back(make_cuda_backend(d));
     } catch (const std::exception& e) {
       throw config_error(std::string("--backend=cuda: ") + e.what());
     }
+    return opened;
   }
-  sim_options options;
-  options.seed = c.seed;
-  options.max_latency = c.sim_max_latency;
-  return {std::shared_ptr<backend>(make_sim_backend(options)), note};
+  for (int d = 0; d < wanted; ++d) {
+    sim_options options;
+    options.device = d;
+    options.seed = c.seed + static_cast<std::uint64_t>(d);
+    options.max_latency = c.sim_max_latency;
+    opened.devices.push_back(make_sim_backend(options));
+  }
+  return opened;
 }
 
 // pending_epochs: the pool's; none for a peer.
@@ -109,44 +121,52 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   result.inject = config.inject;
 
   opened_backend opened = open_backend(config);
-  backend& device = *opened.device;
-  result.backend = std::string(device.name());
+  const std::size_t device_count = opened.devices.size();
+  result.devices = config.devices;
+  result.backend = std::string(opened.devices[0]->name());
   result.backend_note = opened.note;
 
-  violation_log violations;  // outlives the pool, whose invalid-free hook writes to it
+  violation_log violations;  // outlives the pools, whose invalid-free hooks write to it
   shadow_map shadow;
-  // Exactly one of pool and peer; `allocator` is what the workers call.
-  std::unique_ptr<any_pool> pool;
-  std::unique_ptr<peers::peer> peer;
-  std::unique_ptr<allocator_under_test> allocator;
-  double_handout_pool* doubler = nullptr;
+  // Per device, exactly one of pools[d] and peers[d]; allocators[d] is what the workers call.
+  std::vector<std::unique_ptr<any_pool>> pools;
+  std::vector<std::unique_ptr<peers::peer>> peers;
+  std::vector<std::unique_ptr<allocator_under_test>> allocators;
+  std::vector<double_handout_pool*> doublers;
   std::vector<std::size_t> class_bytes;
-  if (peer_run) {
-    try {
-      peer = peers::make_peer(config.allocator, device.device());
-    } catch (const std::exception& e) {
-      throw config_error("--allocator=" + config.allocator + ": " + e.what());
+  for (std::size_t d = 0; d < device_count; ++d) {
+    const std::shared_ptr<backend>& device = opened.devices[d];
+    if (peer_run) {
+      try {
+        peers.push_back(peers::make_peer(config.allocator, device->device()));
+      } catch (const std::exception& e) {
+        throw config_error("--allocator=" + config.allocator + ": " + e.what());
+      }
+      allocators.push_back(std::make_unique<peer_under_test>(*peers.back()));
+      continue;
     }
-    allocator = std::make_unique<peer_under_test>(*peer);
-    // The size classes of a default pool, so that a peer sees the requests a pool run makes.
-    const core::size_classes classes{pool_options{}};
-    for (core::size_class c = 0; c < classes.count(); ++c) class_bytes.push_back(classes.bytes(c));
-  } else {
     pool_options options;
     options.on_invalid_free = &on_invalid_free;
     options.invalid_free_context = &violations;
     options.tls_transfer = config.tls_transfer;
     if (config.first_slab_bytes != 0) options.first_slab_bytes = config.first_slab_bytes;
-    pool = make_pool(config.variant, opened.device, options);
+    std::unique_ptr<any_pool> pool = make_pool(config.variant, device, options);
     if (config.inject == fault::early_reuse) {
       pool = std::make_unique<early_reuse_pool>(std::move(pool));
     } else if (config.inject == fault::double_handout) {
-      auto d = std::make_unique<double_handout_pool>(std::move(pool));
-      doubler = d.get();
-      pool = std::move(d);
+      auto doubler = std::make_unique<double_handout_pool>(std::move(pool));
+      doublers.push_back(doubler.get());
+      pool = std::move(doubler);
     }
-    allocator = std::make_unique<pool_under_test>(*pool);
-    for (const class_stats& c : pool->stats().classes) class_bytes.push_back(c.block_bytes);
+    allocators.push_back(std::make_unique<pool_under_test>(*pool));
+    pools.push_back(std::move(pool));
+  }
+  if (peer_run) {
+    // The size classes of a default pool, so that a peer sees the requests a pool run makes.
+    const core::size_classes classes{pool_options{}};
+    for (core::size_class c = 0; c < classes.count(); ++c) class_bytes.push_back(classes.bytes(c));
+  } else {
+    for (const class_stats& c : pools[0]->stats().classes) class_bytes.push_back(c.block_bytes);
   }
   if (class_bytes.empty()) class_bytes.push_back(min_alignment);  // every request takes the large path
 
@@ -162,10 +182,18 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   }
   const size_source sizes(config.sizes, class_bytes, result.trace_scale);
 
-  run_context ctx{.config = config, .allocator = *allocator, .device = device, .streams = {}, .sizes = sizes,
-                  .shadow = shadow, .violations = violations, .inboxes = {}};
-  for (unsigned i = 0; i < config.streams; ++i) ctx.streams.push_back(device.create_stream());
+  run_context ctx{.config = config, .lanes = {}, .sizes = sizes, .shadow = shadow, .violations = violations,
+                  .inboxes = {}};
+  for (std::size_t d = 0; d < device_count; ++d) {
+    ctx.lanes.push_back({*allocators[d], *opened.devices[d], {}});
+    for (unsigned i = 0; i < config.streams; ++i) ctx.lanes.back().streams.push_back(opened.devices[d]->create_stream());
+  }
   for (unsigned i = 0; i < config.threads; ++i) ctx.inboxes.push_back(std::make_unique<inbox>());
+  const auto pending_epochs = [&] {
+    std::size_t n = 0;
+    for (const auto& p : pools) n += p->stats().pending_epochs;
+    return n;
+  };
 
   const std::uint64_t total_ops = config.ops.value_or(0);
   std::vector<std::unique_ptr<worker>> workers;
@@ -181,8 +209,9 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   {
     progress << "stress: " << (peer_run ? "allocator " + config.allocator + " (a peer)" : "variant " + config.variant)
              << ", backend " << result.backend
-             << (opened.note.empty() ? "" : " (" + opened.note + ")") << ", " << config.threads << " threads, "
-             << config.streams << " streams, "
+             << (opened.note.empty() ? "" : " (" + opened.note + ")") << ", "
+             << (config.devices > 1 ? std::to_string(config.devices) + " devices, " : std::string()) << config.threads
+             << " threads, " << config.streams << (config.devices > 1 ? " streams per device, " : " streams, ")
              << (config.ops ? std::to_string(*config.ops) + " allocations" : format_double(duration) + " s")
              << ", seed " << config.seed << ", sizes " << config.sizes.text
              << (config.inject != fault::none ? ", inject " + std::string(to_string(config.inject)) : "") << '\n';
@@ -218,7 +247,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
       const double interval = std::chrono::duration<double>(now - last_report).count();
       progress << progress_line(std::chrono::duration<double>(now - start).count(),
                                 double(ops - ops_at_last_report) / interval, shadow.now(),
-                                pool ? std::optional(pool->stats().pending_epochs) : std::nullopt, violations.total())
+                                peer_run ? std::nullopt : std::optional(pending_epochs()), violations.total())
                << '\n'
                << std::flush;
       last_report = now;
@@ -231,52 +260,76 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   // Blocks still in the hand-off queues: their event was recorded on the stream they were used on,
   // so verifying and freeing them on that same stream is in order without a wait.
   worker_counters drained;
+  for (auto& a : allocators) {
+    try {
+      a->attach_thread();
+    } catch (const std::exception& e) {
+      violations.add(violation_kind::error, std::string("the main thread could not attach: ") + e.what());
+    }
+  }
   try {
-    allocator->attach_thread();
     for (auto& box : ctx.inboxes) {
       handoff h;
       while (box->try_dequeue(h)) {
-        const stream_ref s = ctx.streams[h.block.stream];
-        device.verify(s, h.block.p, round_down4(h.block.bytes), h.block.tag);
-        device.release_event(h.ready);
-        if (!shadow.release(reinterpret_cast<std::uintptr_t>(h.block.p), config.threads, h.block.stream,
-                            retire_kind::handed_off)) {
+        device_lane& lane = ctx.lanes[h.block.lane];
+        const stream_ref s = lane.streams[h.block.stream];
+        lane.device.verify(s, h.block.p, round_down4(h.block.bytes), h.block.tag);
+        lane.device.release_event(h.ready);
+        if (!shadow.release(reinterpret_cast<std::uintptr_t>(h.block.p), config.threads,
+                            h.block.lane * config.streams + h.block.stream, retire_kind::handed_off)) {
           violations.add(violation_kind::error, "harness: a handed-off block was not in the shadow map");
         }
-        allocator->deallocate(h.block.p, s, s);
+        lane.allocator.deallocate(h.block.p, s, s);
         worker_counters::bump(drained.frees);
       }
     }
   } catch (const std::exception& e) {  // a peer's failed call
     violations.add(violation_kind::error, std::string("the main thread could not free the handed-off blocks: ") + e.what());
   }
-  allocator->detach_thread();
+  for (auto& a : allocators) a->detach_thread();
   if (const shadow_map::totals left = shadow.now(); left.blocks != 0) {
     violations.add(violation_kind::error, "harness: " + std::to_string(left.blocks) + " blocks still live after the drain");
   }
 
-  for (const stream_ref s : ctx.streams) allocator->retire_stream(s);  // the contract before destroying s
-  device.synchronize_device();
-  if (pool) pool->trim();
-  report_device_mismatches(device.verification_report(), shadow, config.threads, violations);
-  if (pool) {
-    result.final_stats = pool->stats();
-    check_accounting(result.final_stats, violations);
+  for (device_lane& lane : ctx.lanes) {
+    for (const stream_ref s : lane.streams) lane.allocator.retire_stream(s);  // the contract before destroying s
   }
-  if (doubler != nullptr) result.faults_injected = doubler->injected();
+  for (device_lane& lane : ctx.lanes) lane.device.synchronize_device();
+  for (auto& p : pools) p->trim();
+  for (device_lane& lane : ctx.lanes) {
+    report_device_mismatches(lane.device.verification_report(), shadow, config.threads, violations);
+  }
+  for (auto& p : pools) {
+    result.device_stats.push_back(p->stats());
+    check_accounting(result.device_stats.back(), violations);
+  }
+  if (!pools.empty()) result.final_stats = result.device_stats[0];
+  for (const double_handout_pool* d : doublers) result.faults_injected += d->injected();
 
-  for (const stream_ref s : ctx.streams) device.destroy_stream(s);
-  ctx.streams.clear();
-  allocator.reset();
-  if (pool) {
-    pool.reset();
-    if (const std::size_t held = device.chunk_bytes(); held != 0) {
-      violations.add(violation_kind::accounting, "device memory: " + std::to_string(held) +
-                                                     " bytes still held in backend chunks after the pool was destroyed");
+  for (device_lane& lane : ctx.lanes) {
+    for (const stream_ref s : lane.streams) lane.device.destroy_stream(s);
+    lane.streams.clear();
+  }
+  allocators.clear();
+  if (!peer_run) {
+    pools.clear();
+    for (const std::shared_ptr<backend>& device : opened.devices) {
+      if (const std::size_t held = device->chunk_bytes(); held != 0) {
+        violations.add(violation_kind::accounting, "device " + std::to_string(device->device()) + " memory: " +
+                                                       std::to_string(held) +
+                                                       " bytes still held in backend chunks after the pool was destroyed");
+      }
     }
   } else {
-    result.peer_peak_reserved_bytes = peer->peak_reserved_bytes();
-    peer.reset();
+    std::size_t reserved = 0;
+    bool known = true;
+    for (const auto& p : peers) {
+      const std::optional<std::size_t> r = p->peak_reserved_bytes();
+      known = known && r.has_value();
+      reserved += r.value_or(0);
+    }
+    if (known) result.peer_peak_reserved_bytes = reserved;
+    peers.clear();
     result.skipped_checks = peer_skipped_checks;
   }
 
@@ -288,6 +341,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
     result.immediate_frees += w->counters.immediate_frees.load(std::memory_order_relaxed);
     result.stress_events_recorded += w->counters.events.load(std::memory_order_relaxed);
     result.quarantined += w->counters.quarantined.load(std::memory_order_relaxed);
+    result.cross_device_handoffs += w->counters.cross_device_handoffs.load(std::memory_order_relaxed);
   }
   result.frees += drained.frees.load(std::memory_order_relaxed);
   result.ops = result.allocations + result.frees;

@@ -119,6 +119,35 @@ TEST(StressClean, EveryVariantPassesAndEndsBalanced) {
   }
 }
 
+// --devices=2 on two simulated devices: threads on both pools, blocks handed across devices and
+// freed through their own device's pool; both pools end balanced, and the report says the devices.
+TEST(StressClean, TwoDevicesPassAndEndBalanced) {
+  for (const std::string& variant : available_variants()) {
+    SCOPED_TRACE(variant);
+    stress_config c = small_run(variant);
+    c.devices = 2;
+    const stress_result r = run(c);
+    EXPECT_TRUE(r.passed()) << violations_of(r);
+    EXPECT_EQ(r.devices, 2u);
+    EXPECT_EQ(r.allocations, 3000u);
+    ASSERT_EQ(r.device_stats.size(), 2u);
+    std::uint64_t allocs = 0;
+    for (const pool_stats& st : r.device_stats) {
+      EXPECT_GT(st.allocs, 0u) << "threads on both devices";
+      EXPECT_EQ(st.frees, st.allocs);
+      EXPECT_EQ(st.in_use_bytes, 0u);
+      EXPECT_EQ(st.invalid_frees, 0u);
+      allocs += st.allocs;
+    }
+    EXPECT_EQ(allocs, 3000u);
+    EXPECT_GT(r.cross_device_handoffs, 0u);
+    EXPECT_LE(r.cross_device_handoffs, r.handoffs);
+    const std::string json = to_json(r);
+    EXPECT_NE(json.find("\"devices\":2"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"device_pool_stats\":[{"), std::string::npos) << json;
+  }
+}
+
 TEST(StressClean, FixedSizes) {
   stress_config c = small_run();
   c.sizes = parse_size_spec("fixed:4K");
@@ -252,6 +281,14 @@ TEST(StressInject, EarlyReuseIsCaught) {
   }
 }
 
+// The checkers still catch a broken pool when the run spans two devices.
+TEST(StressInject, EarlyReuseIsCaughtOnTwoDevices) {
+  stress_config c = small_run("mutex", 7);
+  c.devices = 2;
+  c.inject = fault::early_reuse;
+  expect_caught(c, caught_early_reuse);
+}
+
 // ---- configuration ------------------------------------------------------------------------------
 
 // `f` must throw a one-line config_error that says `says`.
@@ -283,6 +320,11 @@ TEST(StressConfig, RefusesBadValues) {
   c = small_run();
   c.streams = 0;
   expect_refused(c, "--streams");
+  for (const unsigned devices : {0u, 17u}) {
+    c = small_run();
+    c.devices = devices;
+    expect_refused(c, "--devices");
+  }
   c = small_run();
   c.handoff = 1.5;
   expect_refused(c, "--handoff");
@@ -443,12 +485,12 @@ TEST(StressReport, JsonIsValidForAnyStringWithTheSameKeys) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(key);
   const std::vector<std::string> expected = {
-      "allocator", "variant", "tls_transfer", "backend", "backend_note", "threads", "streams", "seed", "sizes",
-      "trace_scale", "inject", "seconds", "ops", "allocations", "frees", "ops_per_second", "handoffs",
-      "cross_stream_frees", "immediate_frees", "peak_live_bytes", "peak_live_blocks", "peak_reserved_bytes",
+      "allocator", "variant", "tls_transfer", "backend", "backend_note", "threads", "streams", "devices", "seed",
+      "sizes", "trace_scale", "inject", "seconds", "ops", "allocations", "frees", "ops_per_second", "handoffs",
+      "cross_device_handoffs", "cross_stream_frees", "immediate_frees", "peak_live_bytes", "peak_live_blocks", "peak_reserved_bytes",
       "pool_events_recorded", "stress_events_recorded", "faults_injected", "violations", "overlaps",
       "device_mismatches", "invalid_frees", "quarantined", "result", "first_violations", "skipped_checks",
-      "pool_stats"};
+      "pool_stats", "device_pool_stats"};
   EXPECT_EQ(keys, expected);
 }
 

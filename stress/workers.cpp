@@ -32,7 +32,7 @@ constexpr std::size_t receive_batch = 8;
 
 void worker::run() noexcept {
   try {
-    ctx_.allocator.attach_thread();
+    home().allocator.attach_thread();
     while (!done()) {
       if (ctx_.config.sizes.what == size_spec::kind::trace) {
         trace_step();
@@ -52,7 +52,7 @@ void worker::run() noexcept {
     ctx_.violations.add(violation_kind::error,
                         "thread " + std::to_string(index_) + " could not give back its blocks: " + e.what());
   }
-  ctx_.allocator.detach_thread();
+  home().allocator.detach_thread();
   ctx_.finished.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -88,16 +88,16 @@ void worker::trace_step() {
 }
 
 void worker::allocate(std::size_t bytes, std::optional<std::uint64_t> trace_id) {
-  const auto s = static_cast<unsigned>(rng_.below(ctx_.streams.size()));
+  const auto s = static_cast<unsigned>(rng_.below(ctx_.config.streams));
   const std::uint32_t tag = make_tag(index_, allocated_++);
-  void* p = ctx_.allocator.allocate(bytes, ctx_.streams[s]);
+  void* p = home().allocator.allocate(bytes, stream(lane_, s));
   worker_counters::bump(counters.allocations);
   if (p == nullptr) {
     ctx_.violations.add(violation_kind::error, "allocate(" + std::to_string(bytes) + ") returned nullptr");
     return;
   }
   const block_record mine{.start = reinterpret_cast<std::uintptr_t>(p), .bytes = bytes, .tag = tag,
-                          .thread = index_, .stream = s};
+                          .thread = index_, .stream = global_stream(lane_, s)};
   if (const std::optional<block_record> other = ctx_.shadow.claim(mine)) {
     // Neither stamp nor free it: the harness cannot tell which owner is the real one, and the
     // block it overlaps is still checked and freed by its owner. (The pool may then count this
@@ -117,10 +117,10 @@ void worker::allocate(std::size_t bytes, std::optional<std::uint64_t> trace_id) 
                                                    format_pointer(mine.start) + " for " + std::to_string(bytes) +
                                                    " B, not 256-byte aligned");
   }
-  maybe_spin(s, rng_);
-  ctx_.device.fill(ctx_.streams[s], p, round_down4(bytes), tag);
-  touch(s);
-  live_.push_back({p, bytes, tag, s, trace_id.has_value(), trace_id.value_or(0)});
+  maybe_spin(lane_, s, rng_);
+  home().device.fill(stream(lane_, s), p, round_down4(bytes), tag);
+  touch(lane_, s);
+  live_.push_back({p, bytes, tag, lane_, s, trace_id.has_value(), trace_id.value_or(0)});
 }
 
 void worker::retire(std::size_t i, bool may_transfer) {
@@ -135,8 +135,8 @@ void worker::retire(std::size_t i, bool may_transfer) {
     hand_off(b);
     return;
   }
-  if (ctx_.streams.size() > 1 && rng_.chance(ctx_.config.cross_stream)) {
-    auto other = static_cast<unsigned>(rng_.below(ctx_.streams.size() - 1));
+  if (ctx_.config.streams > 1 && rng_.chance(ctx_.config.cross_stream)) {
+    auto other = static_cast<unsigned>(rng_.below(ctx_.config.streams - 1));
     if (other >= b.stream) ++other;
     declare_use(b.stream, other);
     free_block(b, other, retire_kind::cross_stream, rng_);
@@ -151,45 +151,49 @@ void worker::retire(std::size_t i, bool may_transfer) {
 }
 
 void worker::declare_use(unsigned used, unsigned freeing) {
-  const event_handle e = ctx_.device.acquire_event();
-  ctx_.device.record(e, ctx_.streams[used]);
-  ctx_.device.stream_wait(ctx_.streams[freeing], e);
-  ctx_.device.release_event(e);
+  backend& device = home().device;
+  const event_handle e = device.acquire_event();
+  device.record(e, stream(lane_, used));
+  device.stream_wait(stream(lane_, freeing), e);
+  device.release_event(e);
   worker_counters::bump(counters.events);
-  touch(used);
-  touch(freeing);
+  touch(lane_, used);
+  touch(lane_, freeing);
 }
 
 void worker::free_block(const live_block& b, unsigned s, retire_kind how, rng& r) {
-  maybe_spin(s, r);
-  ctx_.device.verify(ctx_.streams[s], b.p, round_down4(b.bytes), b.tag);
-  touch(s);
-  if (!ctx_.shadow.release(reinterpret_cast<std::uintptr_t>(b.p), index_, s, how)) {
+  device_lane& lane = ctx_.lanes[b.lane];
+  maybe_spin(b.lane, s, r);
+  lane.device.verify(stream(b.lane, s), b.p, round_down4(b.bytes), b.tag);
+  touch(b.lane, s);
+  if (!ctx_.shadow.release(reinterpret_cast<std::uintptr_t>(b.p), index_, global_stream(b.lane, s), how)) {
     ctx_.violations.add(violation_kind::error, "harness: " + format_pointer(reinterpret_cast<std::uintptr_t>(b.p)) +
                                                    " was not in the shadow map");
   }
-  ctx_.allocator.deallocate(b.p, ctx_.streams[b.stream], ctx_.streams[s]);
+  lane.allocator.deallocate(b.p, stream(b.lane, b.stream), stream(b.lane, s));
   worker_counters::bump(counters.frees);
 }
 
 void worker::free_block_now(const live_block& b) {
-  const stream_ref s = ctx_.streams[b.stream];
-  ctx_.device.verify(s, b.p, round_down4(b.bytes), b.tag);
-  const event_handle done = ctx_.device.acquire_event();
+  backend& device = ctx_.lanes[b.lane].device;
+  const stream_ref s = stream(b.lane, b.stream);
+  device.verify(s, b.p, round_down4(b.bytes), b.tag);
+  const event_handle done = device.acquire_event();
   try {
-    ctx_.device.record(done, s);
+    device.record(done, s);
     worker_counters::bump(counters.events);
-    ctx_.device.wait(done);
+    device.wait(done);
   } catch (...) {
-    ctx_.device.release_event(done);
+    device.release_event(done);
     throw;
   }
-  ctx_.device.release_event(done);
-  if (!ctx_.shadow.release(reinterpret_cast<std::uintptr_t>(b.p), index_, b.stream, retire_kind::immediate)) {
+  device.release_event(done);
+  if (!ctx_.shadow.release(reinterpret_cast<std::uintptr_t>(b.p), index_, global_stream(b.lane, b.stream),
+                           retire_kind::immediate)) {
     ctx_.violations.add(violation_kind::error, "harness: " + format_pointer(reinterpret_cast<std::uintptr_t>(b.p)) +
                                                    " was not in the shadow map");
   }
-  ctx_.allocator.deallocate_now(b.p, ctx_.streams[b.stream]);
+  ctx_.lanes[b.lane].allocator.deallocate_now(b.p, s);
   worker_counters::bump(counters.frees);
   worker_counters::bump(counters.immediate_frees);
 }
@@ -201,48 +205,56 @@ void worker::hand_off(const live_block& b) {
     to = rng_.below(threads - 1);
     if (to >= index_) ++to;
   }
-  const event_handle ready = ctx_.device.acquire_event();
-  ctx_.device.record(ready, ctx_.streams[b.stream]);
+  backend& device = ctx_.lanes[b.lane].device;
+  const event_handle ready = device.acquire_event();
+  device.record(ready, stream(b.lane, b.stream));
   worker_counters::bump(counters.events);
-  touch(b.stream);
+  touch(b.lane, b.stream);
   if (!ctx_.inboxes[to]->enqueue(handoff{b, ready})) {  // only when out of host memory
-    ctx_.device.release_event(ready);
+    device.release_event(ready);
     free_block(b, b.stream, retire_kind::same_stream, rng_);
     return;
   }
   worker_counters::bump(counters.handoffs);
 }
 
+// A block from another device's thread goes back through its own device: verified and freed on a
+// stream of that device, which waits for the producer's event (recorded on that device too).
 void worker::receive() {
   handoff batch[receive_batch];
   const std::size_t n = ctx_.inboxes[index_]->try_dequeue_bulk(batch, receive_batch);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto s = static_cast<unsigned>(receive_rng_.below(ctx_.streams.size()));
-    ctx_.device.stream_wait(ctx_.streams[s], batch[i].ready);
-    ctx_.device.release_event(batch[i].ready);  // the wait holds the record (see declare_use)
-    free_block(batch[i].block, s, retire_kind::handed_off, receive_rng_);
+    const live_block& b = batch[i].block;
+    backend& device = ctx_.lanes[b.lane].device;
+    const auto s = static_cast<unsigned>(receive_rng_.below(ctx_.config.streams));
+    device.stream_wait(stream(b.lane, s), batch[i].ready);
+    device.release_event(batch[i].ready);  // the wait holds the record (see declare_use)
+    if (b.lane != lane_) worker_counters::bump(counters.cross_device_handoffs);
+    free_block(b, s, retire_kind::handed_off, receive_rng_);
   }
 }
 
-void worker::maybe_spin(unsigned s, rng& r) {
+void worker::maybe_spin(unsigned lane, unsigned s, rng& r) {
   if (r.below(spin_one_in) != 0) return;
-  ctx_.device.spin(ctx_.streams[s], std::chrono::microseconds(r.between(1, max_spin_us)));
-  touch(s);
+  ctx_.lanes[lane].device.spin(stream(lane, s), std::chrono::microseconds(r.between(1, max_spin_us)));
+  touch(lane, s);
 }
 
-void worker::touch(unsigned s) {
-  if (touched_[s]) return;
-  touched_[s] = true;
-  touched_list_.push_back(s);
+void worker::touch(unsigned lane, unsigned s) {
+  const unsigned g = global_stream(lane, s);
+  if (touched_[g]) return;
+  touched_[g] = true;
+  touched_list_.push_back(g);
 }
 
 void worker::checkpoint() {
-  std::vector<event_handle> group;
+  std::vector<checkpoint_event> group;
   group.reserve(touched_list_.size());
   try {
-    for (const unsigned s : touched_list_) {
-      group.push_back(ctx_.device.acquire_event());
-      ctx_.device.record(group.back(), ctx_.streams[s]);
+    for (const unsigned g : touched_list_) {
+      backend& device = ctx_.lanes[g / ctx_.config.streams].device;
+      group.push_back({&device, device.acquire_event()});
+      device.record(group.back().event, stream(g / ctx_.config.streams, g % ctx_.config.streams));
       worker_counters::bump(counters.events);
     }
   } catch (...) {
@@ -257,9 +269,9 @@ void worker::checkpoint() {
 }
 
 void worker::wait_oldest_checkpoint() {
-  for (const event_handle e : checkpoints_.front()) {
-    ctx_.device.wait(e);
-    ctx_.device.release_event(e);
+  for (const checkpoint_event& e : checkpoints_.front()) {
+    e.device->wait(e.event);
+    e.device->release_event(e.event);
   }
   checkpoints_.pop_front();
 }

@@ -1,6 +1,12 @@
 // workers.hpp - the host threads of a run: each allocates, stamps, hands off, verifies and frees
 // blocks on the run's streams (the glossary in stress_harness.hpp names the steps), throttled to the
 // device's pace. run_context is what they share. Internal to the harness.
+//
+// Devices (--devices): each device is a lane, its backend, the allocator on it and its streams.
+// Thread t works on lane t % devices: it allocates from that device's allocator on that device's
+// streams. A block handed to a thread of another lane is verified and freed by the receiver through
+// the block's own lane (its device's pool, on a stream of its device, stream-ordered behind the
+// producer's event): a free from a thread that works on another device.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -29,7 +35,8 @@ struct live_block {
   void* p = nullptr;
   std::size_t bytes = 0;
   std::uint32_t tag = 0;
-  unsigned stream = 0;  // index into run_context::streams: where it was allocated and used
+  unsigned lane = 0;    // the device (index into run_context::lanes) whose allocator made it
+  unsigned stream = 0;  // index into that lane's streams: where it was allocated and used
   bool traced = false;  // from a trace `a` line with this id
   std::uint64_t trace_id = 0;
 };
@@ -40,11 +47,15 @@ struct handoff {
 };
 using inbox = moodycamel::ConcurrentQueue<handoff>;
 
+struct device_lane {
+  allocator_under_test& allocator;  // a pool or a peer of this device
+  backend& device;
+  std::vector<stream_ref> streams;  // config.streams of them, made on `device`
+};
+
 struct run_context {
   const stress_config& config;
-  allocator_under_test& allocator;  // a pool or a peer
-  backend& device;
-  std::vector<stream_ref> streams;
+  std::vector<device_lane> lanes;  // one per device
   const size_source& sizes;
   shadow_map& shadow;
   violation_log& violations;
@@ -65,6 +76,7 @@ struct alignas(64) worker_counters {
   std::atomic<std::uint64_t> immediate_frees{0};
   std::atomic<std::uint64_t> events{0};
   std::atomic<std::uint64_t> quarantined{0};
+  std::atomic<std::uint64_t> cross_device_handoffs{0};  // received from a thread of another device
 
   static void bump(std::atomic<std::uint64_t>& c) noexcept {
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -81,7 +93,8 @@ class worker {
         // thread receives (a matter of timing) never shifts this thread's own decisions.
         rng_(ctx.config.seed + index),
         receive_rng_((ctx.config.seed + index) ^ 0x5EC0'0D5E'ED00'0000ull),
-        touched_(ctx.streams.size(), false),
+        lane_(index % static_cast<unsigned>(ctx.lanes.size())),
+        touched_(ctx.lanes.size() * ctx.config.streams, false),
         cursor_(trace_offset) {}
 
   // The thread body. Nothing escapes: a failure is a violation, and the thread still gives back
@@ -128,9 +141,16 @@ class worker {
   // and free there.
   void receive();
 
-  void maybe_spin(unsigned s, rng& r);
+  [[nodiscard]] device_lane& home() const noexcept { return ctx_.lanes[lane_]; }
+  // A stream by lane and index; a run-wide number for it (the shadow map's and the reports').
+  [[nodiscard]] stream_ref stream(unsigned lane, unsigned s) const noexcept { return ctx_.lanes[lane].streams[s]; }
+  [[nodiscard]] unsigned global_stream(unsigned lane, unsigned s) const noexcept {
+    return lane * ctx_.config.streams + s;
+  }
 
-  void touch(unsigned s);
+  void maybe_spin(unsigned lane, unsigned s, rng& r);
+
+  void touch(unsigned lane, unsigned s);
 
   void checkpoint();
 
@@ -139,14 +159,19 @@ class worker {
   run_context& ctx_;
   const unsigned index_;
   const std::uint64_t quota_;  // allocations to make with --ops
+  const unsigned lane_;        // the device this thread allocates on
   rng rng_;
   rng receive_rng_;
   std::uint64_t allocated_ = 0;  // also the tag counter
   std::uint64_t steps_ = 0;
   std::vector<live_block> live_;
-  std::vector<bool> touched_;  // by stream, since the last checkpoint
-  std::vector<unsigned> touched_list_;
-  std::deque<std::vector<event_handle>> checkpoints_;
+  std::vector<bool> touched_;  // by global_stream, since the last checkpoint
+  std::vector<unsigned> touched_list_;  // global stream numbers
+  struct checkpoint_event {
+    backend* device;  // the backend the event came from (the lane of its stream)
+    event_handle event;
+  };
+  std::deque<std::vector<checkpoint_event>> checkpoints_;
   std::size_t cursor_ = 0;  // next trace line
 };
 

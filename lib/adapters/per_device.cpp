@@ -2,7 +2,10 @@
 
 #include <cudapool/per_device.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <cudapool/errors.hpp>
 
@@ -25,9 +28,35 @@ int cuda_current_device() {
 #endif
 }
 
-per_device_source cuda_devices() {
-  return {cuda_device_count(), [](int device) -> std::shared_ptr<backend> { return make_cuda_backend(device); },
+per_device_source cuda_devices(bool peer_access) {
+  const int count = cuda_device_count();
+  return {count,
+          [count, peer_access](int device) -> std::shared_ptr<backend> {
+            std::vector<int> peers;
+            for (int d = 0; peer_access && d < count; ++d) {
+              if (d != device) peers.push_back(d);
+            }
+            return make_cuda_backend(device, std::move(peers));
+          },
           [] { return cuda_current_device(); }};
+}
+
+namespace {
+thread_local int sim_current = 0;
+}  // namespace
+
+int sim_current_device() noexcept { return sim_current; }
+void set_sim_current_device(int device) noexcept { sim_current = device; }
+
+per_device_source sim_devices(int count, const sim_options& options) {
+  return {count,
+          [options](int device) -> std::shared_ptr<backend> {
+            sim_options o = options;
+            o.device = device;
+            o.seed = options.seed + static_cast<std::uint64_t>(device);
+            return make_sim_backend(o);
+          },
+          [] { return sim_current_device(); }};
 }
 
 }  // namespace cudapool

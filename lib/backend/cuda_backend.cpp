@@ -167,7 +167,8 @@ driver_vm load_driver_vm() noexcept {
 
 class cuda_backend final : public backend {
  public:
-  explicit cuda_backend(int device) : device_(device) {
+  cuda_backend(int device, std::vector<int> peers) : device_(device), peers_(std::move(peers)) {
+    enable_peers();
     device_guard guard(device_);
     try {
       std::size_t free_bytes = 0;
@@ -306,10 +307,16 @@ class cuda_backend final : public backend {
       report_cu(vm_.release(h), "cuMemRelease");
       if (mapped != CUDA_SUCCESS) return failed(mapped, "cuMemMap");
     }
-    CUmemAccessDesc access{};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (const CUresult r = vm_.set_access(base, bytes, &access, 1); r != CUDA_SUCCESS) return failed(r, "cuMemSetAccess");
+    // The device and its peers: mapped memory ignores cudaDeviceEnablePeerAccess.
+    std::vector<CUmemAccessDesc> access(1 + peers_.size());
+    for (std::size_t i = 0; i < access.size(); ++i) {
+      access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      access[i].location.id = i == 0 ? device_ : peers_[i - 1];
+      access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    if (const CUresult r = vm_.set_access(base, bytes, access.data(), access.size()); r != CUDA_SUCCESS) {
+      return failed(r, "cuMemSetAccess");
+    }
     chunk_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     return true;
   }
@@ -345,6 +352,20 @@ class cuda_backend final : public backend {
     unsigned long long id = 0;
     check(cudaStreamGetId(to_cuda(s), &id), "cudaStreamGetId", device_);
     return id;
+  }
+
+  // Under the guard: the special handles (the default stream, cudaStreamPerThread) name the
+  // current device's, which is then this backend's.
+  [[nodiscard]] int stream_device(stream_ref s) override {
+    if (s == stream_ref{}) return device_;
+#if CUDART_VERSION >= 12080
+    device_guard guard(device_);
+    int device = -1;
+    check(cudaStreamGetDevice(to_cuda(s), &device), "cudaStreamGetDevice", device_);
+    return device;
+#else
+    return device_;  // no cudaStreamGetDevice before CUDA 12.8: streams are taken unchecked
+#endif
   }
 
   void synchronize(stream_ref s) override {
@@ -558,6 +579,28 @@ class cuda_backend final : public backend {
   }
 
  private:
+  // Each peer may read and write this device's memory: cudaMalloc'd memory through the peer's
+  // cudaDeviceEnablePeerAccess (once per pair for the process; already enabled is fine), mapped
+  // pages through map()'s access descriptors.
+  void enable_peers() const {
+    for (const int peer : peers_) {
+      if (peer == device_) throw backend_error("cuda backend: device " + std::to_string(device_) + " is not its own peer");
+      int can = 0;
+      check(cudaDeviceCanAccessPeer(&can, peer, device_), "cudaDeviceCanAccessPeer", device_);
+      if (can == 0) {
+        throw backend_error("cuda backend: device " + std::to_string(peer) + " cannot access the memory of device " +
+                            std::to_string(device_) + " (cudaDeviceCanAccessPeer)");
+      }
+      device_guard guard(peer);
+      const cudaError_t status = cudaDeviceEnablePeerAccess(device_, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();
+      } else {
+        check(status, "cudaDeviceEnablePeerAccess", peer);
+      }
+    }
+  }
+
   [[nodiscard]] CUmemAllocationProp page_prop() const noexcept {
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -619,6 +662,7 @@ class cuda_backend final : public backend {
   }
 
   const int device_;
+  const std::vector<int> peers_;  // devices that may access this one's memory (map(), enable_peers())
   detail::verify_state* verify_state_ = nullptr;  // device memory, written only by verify kernels
   detail::guard_counters* guard_counters_ = nullptr;  // device memory, written only by check-guard kernels
   detail::guard_ring* guard_ring_host_ = nullptr;     // pinned host memory; the host's view of the ring
@@ -659,14 +703,22 @@ int cuda_device_count() noexcept {
   return count;
 }
 
-std::unique_ptr<backend> make_cuda_backend(int device) {
+std::unique_ptr<backend> make_cuda_backend(int device) { return make_cuda_backend(device, {}); }
+
+std::unique_ptr<backend> make_cuda_backend(int device, std::vector<int> peers) {
   int count = 0;
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount", device);
+  for (const int d : peers) {
+    if (d < 0 || d >= count) {
+      throw backend_error("cuda backend: no CUDA device " + std::to_string(d) + " to be a peer of device " +
+                          std::to_string(device) + " (this machine has " + std::to_string(count) + ")");
+    }
+  }
   if (device < 0 || device >= count) {
     throw backend_error("cuda backend: no CUDA device " + std::to_string(device) + " (this machine has " +
                         std::to_string(count) + ")");
   }
-  return std::make_unique<cuda_backend>(device);
+  return std::make_unique<cuda_backend>(device, std::move(peers));
 }
 
 }  // namespace cudapool

@@ -9,7 +9,9 @@ bool cuda_backend_built() noexcept { return false; }
 
 int cuda_device_count() noexcept { return 0; }
 
-std::unique_ptr<backend> make_cuda_backend(int /*device*/) {
+std::unique_ptr<backend> make_cuda_backend(int device) { return make_cuda_backend(device, {}); }
+
+std::unique_ptr<backend> make_cuda_backend(int /*device*/, std::vector<int> /*peers*/) {
   throw backend_error("cudapool was built without the CUDA backend (CUDA toolkit not found at configure time)");
 }
 

@@ -266,8 +266,9 @@ struct op_node {
 
 class sim_stream {
  public:
-  sim_stream(std::uint64_t seed, std::chrono::nanoseconds max_latency, device_logs& logs)
+  sim_stream(int device, std::uint64_t seed, std::chrono::nanoseconds max_latency, device_logs& logs)
       : id_(next_stream_id.fetch_add(1, std::memory_order_relaxed)),
+        device_(device),
         max_latency_(max_latency),
         random_(seed + id_),
         logs_(logs),
@@ -285,6 +286,7 @@ class sim_stream {
   }
 
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
 
   // Thread-safe.
   void enqueue(stream_op op) {
@@ -400,6 +402,7 @@ class sim_stream {
   }
 
   const std::uint64_t id_;
+  const int device_;  // the simulated device of the backend that made the stream
   const std::chrono::nanoseconds max_latency_;
   std::mt19937_64 random_;  // only the worker uses it
   device_logs& logs_;
@@ -454,7 +457,7 @@ class sim_backend_impl final : public sim_backend {
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return "sim"; }
-  [[nodiscard]] int device() const noexcept override { return 0; }
+  [[nodiscard]] int device() const noexcept override { return options_.device; }
 
   // ---- chunks ----
 
@@ -606,10 +609,12 @@ class sim_backend_impl final : public sim_backend {
     // The last reference (ours, unless synchronize_device holds one) drains and joins the worker.
   }
 
-  [[nodiscard]] std::uint64_t stream_id(stream_ref s) override { return resolve(s).id(); }
+  [[nodiscard]] std::uint64_t stream_id(stream_ref s) override { return resolve_any(s).id(); }
+  [[nodiscard]] int stream_device(stream_ref s) override { return resolve_any(s).device(); }
 
-  void synchronize(stream_ref s) override { resolve(s).synchronize(); }
-  [[nodiscard]] bool query_stream(stream_ref s) override { return resolve(s).idle(); }
+  // Any device's stream, as cudaStreamSynchronize and cudaStreamQuery take.
+  void synchronize(stream_ref s) override { resolve_any(s).synchronize(); }
+  [[nodiscard]] bool query_stream(stream_ref s) override { return resolve_any(s).idle(); }
 
   void synchronize_device() override {
     std::vector<std::shared_ptr<sim_stream>> all{default_stream_};
@@ -623,8 +628,8 @@ class sim_backend_impl final : public sim_backend {
     for (const auto& d : done) sim_stream::wait_for_signal(d);
   }
 
-  void pause(stream_ref s) override { resolve(s).pause(); }
-  void resume(stream_ref s) override { resolve(s).resume(); }
+  void pause(stream_ref s) override { resolve_any(s).pause(); }
+  void resume(stream_ref s) override { resolve_any(s).resume(); }
 
   // ---- events ----
 
@@ -647,7 +652,7 @@ class sim_backend_impl final : public sim_backend {
   }
 
   void record(event_handle e, stream_ref s) override {
-    sim_stream& stream = resolve(s);
+    sim_stream& stream = resolve(s, "record");
     sim_event& event = *static_cast<sim_event*>(e);
     std::lock_guard lock(event.mutex);
     std::unique_ptr<event_state>& slot = event.by_stream[&stream];
@@ -673,8 +678,9 @@ class sim_backend_impl final : public sim_backend {
     if (latest.state != nullptr) latest.state->wait_for(latest.record);
   }
 
+  // The waiter may be a stream of any device, as with cudaStreamWaitEvent.
   void stream_wait(stream_ref waiter, event_handle e) override {
-    sim_stream& stream = resolve(waiter);
+    sim_stream& stream = resolve_any(waiter);
     const event_record latest = static_cast<sim_event*>(e)->latest();
     // Record 0 is "never recorded", which CUDA treats as complete. The operation is enqueued even
     // for a completed record: its acquire load is the edge from the recorded work to the waiter.
@@ -685,15 +691,17 @@ class sim_backend_impl final : public sim_backend {
 
   void fill(stream_ref s, void* p, std::size_t bytes, std::uint32_t pattern) override {
     check_range("fill", p, bytes);
-    resolve(s).enqueue(fill_op{static_cast<std::uint32_t*>(p), bytes / sizeof(std::uint32_t), pattern});
+    resolve(s, "fill").enqueue(fill_op{static_cast<std::uint32_t*>(p), bytes / sizeof(std::uint32_t), pattern});
   }
 
   void verify(stream_ref s, const void* p, std::size_t bytes, std::uint32_t pattern) override {
     check_range("verify", p, bytes);
-    resolve(s).enqueue(verify_op{static_cast<const std::uint32_t*>(p), bytes / sizeof(std::uint32_t), pattern});
+    resolve(s, "verify").enqueue(verify_op{static_cast<const std::uint32_t*>(p), bytes / sizeof(std::uint32_t), pattern});
   }
 
-  void spin(stream_ref s, std::chrono::nanoseconds duration) override { resolve(s).enqueue(spin_op{duration}); }
+  void spin(stream_ref s, std::chrono::nanoseconds duration) override {
+    resolve(s, "spin").enqueue(spin_op{duration});
+  }
 
   [[nodiscard]] verify_report verification_report() override {
     synchronize_device();
@@ -704,12 +712,12 @@ class sim_backend_impl final : public sim_backend {
 
   void fill_guard(stream_ref s, void* p, std::size_t bytes, std::uint8_t pattern) override {
     check_guard_range("fill_guard", p, bytes);
-    resolve(s).enqueue(fill_guard_op{static_cast<std::uint8_t*>(p), bytes, pattern});
+    resolve(s, "fill_guard").enqueue(fill_guard_op{static_cast<std::uint8_t*>(p), bytes, pattern});
   }
 
   void check_guard(stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern, std::uint64_t tag) override {
     check_guard_range("check_guard", p, bytes);
-    resolve(s).enqueue(check_guard_op{static_cast<const std::uint8_t*>(p), bytes, pattern, tag});
+    resolve(s, "check_guard").enqueue(check_guard_op{static_cast<const std::uint8_t*>(p), bytes, pattern, tag});
   }
 
   [[nodiscard]] std::vector<guard_failure> take_guard_failures() override { return logs_.guards.take(); }
@@ -802,7 +810,7 @@ class sim_backend_impl final : public sim_backend {
 
  private:
   std::shared_ptr<sim_stream> new_stream() {
-    return std::make_shared<sim_stream>(options_.seed, options_.max_latency, logs_);
+    return std::make_shared<sim_stream>(options_.device, options_.seed, options_.max_latency, logs_);
   }
 
   static void check_guard_range(const char* what, const void* p, std::size_t bytes) {
@@ -829,10 +837,19 @@ class sim_backend_impl final : public sim_backend {
     std::map<std::uintptr_t, std::size_t> regions;  // begin -> bytes; INVARIANT: disjoint, inside the heap
   };
 
-  // A stream_ref given to the backend names one of its live streams: the lookup takes no lock, so
-  // host threads using different streams share nothing here.
-  sim_stream& resolve(stream_ref s) noexcept {
+  // A stream_ref given to the backend names a live stream of this or another sim backend: the
+  // lookup takes no lock, so host threads using different streams share nothing here.
+  sim_stream& resolve_any(stream_ref s) noexcept {
     return s.native() != nullptr ? *static_cast<sim_stream*>(s.native()) : *default_stream_;
+  }
+  // For work launched or recorded on s, which CUDA takes only on the stream's own device.
+  sim_stream& resolve(stream_ref s, const char* what) {
+    sim_stream& stream = resolve_any(s);
+    if (stream.device() != options_.device) [[unlikely]] {
+      throw std::invalid_argument(std::string("sim backend of device ") + std::to_string(options_.device) + ": " +
+                                  what + " on a stream of device " + std::to_string(stream.device()));
+    }
+    return stream;
   }
 
   static void check_range(const char* what, const void* p, std::size_t bytes) {

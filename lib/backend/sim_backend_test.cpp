@@ -47,6 +47,43 @@ TEST(SimBackend, NameAndDevice) {
   EXPECT_EQ(b->device(), 0);
 }
 
+// Two simulated devices: each backend's streams are of its device; work launched or recorded on
+// the other device's stream is refused as CUDA refuses it, while synchronizing, querying and
+// waiting on it (device-side, for an event of another device) are allowed. Device 1's kernels may
+// read device 0's memory (the sim models peer access as always enabled).
+TEST(SimBackend, StreamsBelongToTheirDevice) {
+  sim_options o;
+  o.device = 1;
+  const auto d0 = make_sim_backend();
+  const auto d1 = make_sim_backend(o);
+  EXPECT_EQ(d1->device(), 1);
+  const stream_ref s0 = d0->create_stream();
+  const stream_ref s1 = d1->create_stream();
+  EXPECT_EQ(d0->stream_device(s0), 0);
+  EXPECT_EQ(d0->stream_device({}), 0);
+  EXPECT_EQ(d0->stream_device(s1), 1);
+  EXPECT_EQ(d1->stream_device({}), 1);
+  chunk c(*d0, chunk_size);
+  event_handle e = d0->acquire_event();
+  EXPECT_THROW(d0->record(e, s1), std::invalid_argument);
+  EXPECT_THROW(d0->fill(s1, c.get(), 256, 1), std::invalid_argument);
+  EXPECT_THROW(d0->verify(s1, c.get(), 256, 1), std::invalid_argument);
+  EXPECT_THROW(d0->spin(s1, 1us), std::invalid_argument);
+  EXPECT_THROW(d0->fill_guard(s1, c.get(), 16, 1), std::invalid_argument);
+  EXPECT_THROW(d0->check_guard(s1, c.get(), 16, 1, 7), std::invalid_argument);
+
+  d0->fill(s0, c.get(), 256, 0xABCD0123u);
+  d0->record(e, s0);
+  d1->stream_wait(s1, e);  // device 1's stream waits for device 0's event
+  d1->verify(s1, c.get(), 256, 0xABCD0123u);
+  d0->synchronize(s1);
+  EXPECT_TRUE(d0->query_stream(s1));
+  EXPECT_EQ(d1->verification_report().mismatched_ranges, 0u);
+  d0->release_event(e);
+  d0->destroy_stream(s0);
+  d1->destroy_stream(s1);
+}
+
 TEST(SimBackend, FillThenVerifyPasses) {
   auto b = make_sim_backend();
   chunk c(*b, chunk_size);

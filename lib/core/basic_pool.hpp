@@ -33,7 +33,10 @@
 // enqueued on s so far has completed: the pool records one event per batch of such frees and
 // reuses the blocks only after it has seen the event complete. A stream given to deallocate must
 // be flushed (flush_stream) before it is destroyed. allocate() does not order anything: the
-// returned block has no pending device work on any stream.
+// returned block has no pending device work on any stream. Streams must belong to the pool's
+// device (core/stream_admission.hpp): allocate on another device's stream throws
+// std::invalid_argument, deallocate on one is rejected as an invalid free
+// (stream_of_another_device) and the allocation stays live.
 #pragma once
 
 #include <bit>
@@ -45,6 +48,7 @@
 #include <string>
 
 #include <cudapool/detail/core/pool_core.hpp>
+#include <cudapool/detail/core/stream_admission.hpp>
 #include <cudapool/backend.hpp>
 #include <cudapool/diagnostics.hpp>
 #include <cudapool/errors.hpp>
@@ -87,7 +91,8 @@ class basic_pool final : private core::free_list_sink {
   ~basic_pool() = default;
 
   // Thread-safe. Throws out_of_memory when exhausted, std::invalid_argument for an alignment that
-  // is not a power of two, backend_error when the backend fails. allocate(0) returns nullptr.
+  // is not a power of two or a stream of another device, backend_error when the backend fails.
+  // allocate(0) returns nullptr.
   [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
     if (!power_of_two(alignment)) {
@@ -121,6 +126,7 @@ class basic_pool final : private core::free_list_sink {
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
     if (p == nullptr) return;
+    if (!admission_.admits(s)) [[unlikely]] return core_.report_invalid(p, invalid_free_reason::stream_of_another_device);
     if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, &s);
     const core::lookup_result r = core_.lookup(p);
     if constexpr (stream_partitioned<FreeLists>) {
@@ -144,13 +150,17 @@ class basic_pool final : private core::free_list_sink {
   void deallocate(void* p, std::size_t, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
 
   // Thread-safe. Records the event of s's open epoch of frees now.
-  void flush_stream(stream_ref s) { core_.flush_stream(s); }
+  void flush_stream(stream_ref s) {
+    core_.flush_stream(s);
+    admission_.forget();  // s may be destroyed next, and its handle reused on another device
+  }
 
   // Thread-safe. Stream-partitioned variants: p (live) is also used on s; its free waits for s too.
   // Throws std::invalid_argument for a pointer that is not the start of a live allocation.
   void record_stream(void* p, stream_ref s)
     requires requires(FreeLists& l, block_index b, stream_ref x) { l.record_stream(b, x); }
   {
+    if (!admission_.admits(s)) throw_stream_of_another_device(s);
     const core::lookup_result r = core_.lookup(p);
     if (r.what == core::lookup_result::kind::block && !r.interior) {
       lists_.record_stream(r.index, s);
@@ -168,6 +178,7 @@ class basic_pool final : private core::free_list_sink {
     requires requires(FreeLists& l, stream_ref x) { l.retire_stream(x); }
   {
     lists_.retire_stream(s);
+    admission_.forget();
   }
 
   // Thread-safe. Variants with per-thread caches (tls): hands the calling thread's cached blocks
@@ -263,6 +274,7 @@ class basic_pool final : private core::free_list_sink {
 
   void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (bytes == 0) return nullptr;
+    if (!admission_.admits(s)) [[unlikely]] throw_stream_of_another_device(s);
     if (DebugHooks && core_.debugging()) [[unlikely]] return allocate_debug(bytes, alignment, s);
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);
@@ -277,6 +289,13 @@ class basic_pool final : private core::free_list_sink {
     if (b == no_block) [[unlikely]] b = refill(c, s);
     if (b == no_block) return nullptr;
     return core_.hand_out(b, bytes);
+  }
+
+  [[gnu::noinline, noreturn]] void throw_stream_of_another_device(stream_ref s) const {
+    throw std::invalid_argument("cudapool: a stream of device " + std::to_string(admission_.device_of(s)) +
+                                " given to the " + std::string(FreeLists::name) + " pool of device " +
+                                std::to_string(core_.device().device()) +
+                                " (each device's streams go to that device's pool: per_device::get)");
   }
 
   [[gnu::noinline, noreturn]] void throw_out_of_memory(std::size_t bytes, std::size_t alignment) {
@@ -445,6 +464,7 @@ class basic_pool final : private core::free_list_sink {
   // Declaration order matters: lists_ is destroyed first, core_ last (it releases the memory).
   core::pool_core core_;
   FreeLists lists_;
+  core::stream_admission admission_{core_.device()};
 };
 
 }  // namespace cudapool

@@ -12,6 +12,8 @@ const char* to_string(invalid_free_reason r) noexcept {
       return "interior pointer (not the start of an allocation)";
     case invalid_free_reason::double_free:
       return "double free (the allocation is not live)";
+    case invalid_free_reason::stream_of_another_device:
+      return "stream of another device (the free's stream does not belong to the pool's device; the allocation stays live)";
   }
   return "unknown";
 }

@@ -134,7 +134,9 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     }
   }
   std::size_t requested = 0;
-  switch (heap_.free(p, segment_heap::kind::large, tag, &requested)) {
+  const segment_heap::free_result result = heap_.free(p, segment_heap::kind::large, tag, &requested);
+  if (result != segment_heap::free_result::freed && tag.completed != nullptr) unmark_stream_free(*stream, tag);
+  switch (result) {
     case segment_heap::free_result::freed:
       large_frees_.fetch_add(1, std::memory_order_relaxed);
       counters_.add(requested_counter, -static_cast<std::int64_t>(requested));
@@ -340,6 +342,14 @@ stream_tag pool_core::mark_stream_free(stream_ref s) {
     }
   }
   return tag;
+}
+
+void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept {
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  const auto it = shard.streams.find(s.native());
+  // Once its epoch is closed the mark costs one event that covers nothing; it changes no block.
+  if (it != shard.streams.end() && it->second.open_seq == tag.epoch && it->second.open_marks > 0) --it->second.open_marks;
 }
 
 void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {

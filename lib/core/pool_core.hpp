@@ -281,6 +281,9 @@ class pool_core {
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
   [[nodiscard]] stream_tag mark_stream_free(stream_ref s);
+  // Takes back the mark of a stream-ordered free the heap rejected (a foreign, interior or double
+  // free), so that the rejected free opens no epoch.
+  void unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept;
   void report_leaks() const;
   [[nodiscard]] std::size_t in_use_bytes_now() const noexcept;
   void sample_peaks() const noexcept;

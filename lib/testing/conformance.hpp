@@ -4,7 +4,10 @@
 //   using configs = ::testing::Types<cudapool::testing::on_sim<my_pool>, cudapool::testing::on_cuda<my_pool>>;
 //   INSTANTIATE_TYPED_TEST_SUITE_P(my_variant, conformance, configs);
 // Tests that need the simulator's knobs (paused streams, injected failures) skip on CUDA; every
-// test on_cuda skips with the reason when there is no GPU.
+// test on_cuda skips with the reason when there is no GPU. A configuration may also have
+// `static std::string set_up()` (run before the backend is made; a non-empty result skips the test
+// with that reason) and `static void tear_down()` (after the test): the two-GPU configurations
+// (lib/adapters/multi_gpu_test.cpp) set the caller's device there and check it is restored.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -71,6 +74,9 @@ class conformance : public ::testing::Test {
   using pool_type = typename Config::pool;
 
   void SetUp() override {
+    if constexpr (requires { Config::set_up(); }) {
+      if (const std::string skip = Config::set_up(); !skip.empty()) GTEST_SKIP() << skip;
+    }
     if constexpr (!Config::is_sim) {
       if (cuda_device_count() == 0) {
         GTEST_SKIP() << "no CUDA GPU on this machine (cuda backend built: " << std::boolalpha << cuda_backend_built()
@@ -78,6 +84,12 @@ class conformance : public ::testing::Test {
       }
     }
     device_ = Config::make_backend();
+  }
+
+  void TearDown() override {
+    if constexpr (requires { Config::tear_down(); }) {
+      if (device_ != nullptr) Config::tear_down();
+    }
   }
 
   // Options that report invalid frees into log_ instead of stderr.

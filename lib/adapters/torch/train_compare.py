@@ -29,13 +29,26 @@ import time
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_run_arguments(p, steps, warmup):
+    """What every run of a training loop under one allocator takes (ddp_compare.py too)."""
     p.add_argument("--allocator", choices=["torch", "cudapool"], help="which CUDA allocator trains")
     p.add_argument("--lib", default="libcudapool_torch.so", help="path of libcudapool_torch.so (cudapool runs)")
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--warmup", type=int, default=20, help="steps left out of the median step time")
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--warmup", type=int, default=warmup, help="steps left out of the median step time")
     p.add_argument("--seed", type=int, default=1234)
+
+
+def check_run_arguments(p, args):
+    """A run needs an allocator (or --compare) and more steps than warm-up steps."""
+    if args.compare is None and args.allocator is None:
+        p.error("give --allocator=torch|cudapool, or --compare A B")
+    if args.compare is None and args.steps <= args.warmup:
+        p.error("--steps must exceed --warmup")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_arguments(p, steps=200, warmup=20)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--vocab", type=int, default=512)
@@ -45,10 +58,7 @@ def parse_args(argv):
     p.add_argument("--out", help="result JSON (train), or the combined JSON (compare)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two result JSONs")
     args = p.parse_args(argv)
-    if args.compare is None and args.allocator is None:
-        p.error("give --allocator=torch|cudapool, or --compare A B")
-    if args.compare is None and args.steps <= args.warmup:
-        p.error("--steps must exceed --warmup")
+    check_run_arguments(p, args)
     return args
 
 

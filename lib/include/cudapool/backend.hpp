@@ -83,6 +83,11 @@ class backend {
   [[nodiscard]] virtual stream_ref create_stream() = 0;
   virtual void destroy_stream(stream_ref s) = 0;
   [[nodiscard]] virtual std::uint64_t stream_id(stream_ref s) = 0;
+  // The device s belongs to (the default stream: device()). cuda: cudaStreamGetDevice (CUDA 12.8
+  // and later; before it, device() unchecked); sim: the device of the sim backend that made s. A
+  // pool asks once per stream it is given (stream_admission), not per call. Throws backend_error
+  // when the driver cannot say.
+  [[nodiscard]] virtual int stream_device(stream_ref s) = 0;
   virtual void synchronize(stream_ref s) = 0;
   virtual void synchronize_device() = 0;
   // True once all work enqueued on s so far has completed (no wait; cudaStreamQuery). The host is
@@ -130,6 +135,11 @@ class backend {
 
 struct sim_options {
   std::uint64_t seed = 1;
+  // What device() and stream_device() report: simulated devices of one program are sim backends
+  // with different ids (sim_devices() in per_device.hpp). The backend refuses stream operations
+  // (fill, verify, spin, guards, record) on a stream of another device, as CUDA refuses to launch
+  // or record on another device's stream: std::invalid_argument.
+  int device = 0;
   // Each stream operation first sleeps a random time in [0, max_latency]; 0 disables.
   std::chrono::nanoseconds max_latency{0};
   // Chunk allocation fails with this probability (0..1), or when chunk_bytes() would exceed
@@ -180,5 +190,10 @@ class sim_backend : public backend {
 [[nodiscard]] int cuda_device_count() noexcept;
 // A cudart backend bound to `device`; throws backend_error when not built or no such device.
 [[nodiscard]] std::unique_ptr<backend> make_cuda_backend(int device = 0);
+// As make_cuda_backend(device), and the devices in `peers` may read and write its memory: each
+// peer's cudaDeviceEnablePeerAccess for cudaMalloc'd chunks, and every page the backend maps made
+// accessible to them too (cuMemSetAccess: the virtual memory API ignores peer enablement). Throws
+// backend_error when a peer cannot access the device (cudaDeviceCanAccessPeer).
+[[nodiscard]] std::unique_ptr<backend> make_cuda_backend(int device, std::vector<int> peers);
 
 }  // namespace cudapool

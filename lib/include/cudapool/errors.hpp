@@ -37,6 +37,7 @@ enum class invalid_free_reason {
   foreign_pointer,   // not inside any block of this pool
   interior_pointer,  // inside a block, but not its start
   double_free,       // the block is not live (already freed, or pending a stream-ordered free)
+  stream_of_another_device,  // deallocate(p, s): s belongs to another device than the pool's
 };
 
 [[nodiscard]] const char* to_string(invalid_free_reason r) noexcept;

@@ -7,10 +7,15 @@
 // A pool is bound to one device: its backend (make_cuda_backend(device)) makes that device current
 // around every CUDA call and restores the caller's device after it (device_guard in
 // lib/backend/cuda_backend.cpp), so a pool may be used from a thread whose current device is
-// another one. Streams given to a device's pool must belong to that device.
+// another one. Streams given to a device's pool must belong to that device: a pool takes each
+// stream's device from its backend (backend::stream_device) once and refuses another device's
+// stream (allocate throws std::invalid_argument; deallocate reports an invalid free,
+// stream_of_another_device, and leaves the allocation live). A pointer of one device's pool freed
+// through another's is a foreign pointer there: reported, nothing changed.
 //
 // The devices come from a per_device_source: by default the CUDA devices (cuda_device_count(),
-// make_cuda_backend, cudaGetDevice); tests inject simulated ones.
+// make_cuda_backend, cudaGetDevice); cuda_devices(true) also lets every device access the others'
+// pool memory (peer access); sim_devices(n) gives n simulated devices, for CI and TSan.
 //
 // Thread-safety: get() and current() are thread-safe; after a device's first use they cost one
 // acquire load. Pools live until the per_device is destroyed.
@@ -41,8 +46,19 @@ struct per_device_source {
   std::function<int()> current_device;
 };
 
-// The CUDA devices: cuda_device_count() of them (0 without CUDA or GPU).
-[[nodiscard]] per_device_source cuda_devices();
+// The CUDA devices: cuda_device_count() of them (0 without CUDA or GPU). With peer_access, each
+// device's backend is made with every other device as a peer (make_cuda_backend(d, peers)), so a
+// kernel on any device may read and write any pool's blocks; its creation throws backend_error
+// where a pair of devices cannot access each other.
+[[nodiscard]] per_device_source cuda_devices(bool peer_access = false);
+
+// `count` simulated devices: device d's backend is make_sim_backend(options) with device = d and
+// seed = options.seed + d. The current device is the calling thread's sim_current_device().
+[[nodiscard]] per_device_source sim_devices(int count, const sim_options& options = {});
+// The calling thread's simulated current device (0 until set), the sim_devices() counterpart of
+// cudaGetDevice / cudaSetDevice. Not range-checked: per_device::current() checks.
+[[nodiscard]] int sim_current_device() noexcept;
+void set_sim_current_device(int device) noexcept;
 
 template <class Pool>
 class per_device {

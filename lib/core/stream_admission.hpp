@@ -1,0 +1,88 @@
+// stream_admission.hpp - whether a stream given to a pool belongs to the pool's device.
+//
+// A pool is bound to one device (its backend). It records the events of its epochs on the streams
+// it is given, and the stream variant keeps a partition per stream: a stream of another device
+// would open an epoch whose event CUDA refuses to record there (an event and the stream it is
+// recorded on must share a device), or, on a backend that did not refuse, order nothing. So the
+// pool checks each stream against backend::stream_device() once and remembers the streams that
+// passed in a small per-thread cache: after a thread's first use of a stream the check is a
+// thread-local load and three compares, and the default stream (stream_ref{}) costs one compare.
+//
+// A destroyed stream's handle may name a new stream of another device, so flush_stream and
+// retire_stream (which the stream contract requires before a stream is destroyed) call forget():
+// every thread re-checks its streams once.
+//
+// Thread-safety: every member function is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <cudapool/backend.hpp>
+#include <cudapool/types.hpp>
+
+namespace cudapool::core {
+
+class stream_admission {
+ public:
+  explicit stream_admission(backend& device) noexcept
+      : device_(device), id_(next_id().fetch_add(1, std::memory_order_relaxed)) {}
+  stream_admission(const stream_admission&) = delete;
+  stream_admission& operator=(const stream_admission&) = delete;
+
+  // Hot: true when s is the default stream or a stream of the pool's device.
+  [[nodiscard, gnu::always_inline]] bool admits(stream_ref s) noexcept {
+    if (s.native() == nullptr) return true;
+    const entry& e = last_[slot(s)];
+    if (e.owner == id_ && e.native == s.native() && e.generation == generation_.load(std::memory_order_acquire))
+        [[likely]] {
+      return true;
+    }
+    return admits_slow(s);
+  }
+
+  // The device s belongs to, as the backend says; -1 when it cannot say. For messages.
+  [[nodiscard]] int device_of(stream_ref s) const noexcept {
+    try {
+      return device_.stream_device(s);
+    } catch (...) {
+      return -1;
+    }
+  }
+
+  // Drops every thread's cached admissions of this pool's streams.
+  void forget() noexcept { generation_.fetch_add(1, std::memory_order_release); }
+
+ private:
+  struct entry {  // zero-initialised: ids start at 1
+    std::uint64_t owner;
+    void* native;
+    std::uint64_t generation;
+  };
+  // Direct-mapped, as the stream variant's partition shortcut: threads cycle over a few streams.
+  static constexpr std::size_t entries = 8;
+  static inline thread_local entry last_[entries];
+  static std::size_t slot(stream_ref s) noexcept { return (reinterpret_cast<std::uintptr_t>(s.native()) >> 4) % entries; }
+  // Relaxed: ids only have to differ.
+  static std::atomic<std::uint64_t>& next_id() noexcept {
+    static std::atomic<std::uint64_t> id{1};
+    return id;
+  }
+
+  [[gnu::noinline]] bool admits_slow(stream_ref s) noexcept {
+    // Read before asking: a forget() that races with the check leaves this entry stale, never wrong.
+    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+    if (device_of(s) != device_.device()) return false;
+    last_[slot(s)] = {id_, s.native(), generation};
+    return true;
+  }
+
+  backend& device_;
+  const std::uint64_t id_;
+  // Bumped (release) by forget(); admits() compares with acquire, so no thread keeps an admission
+  // made before the forget() it has seen returned.
+  std::atomic<std::uint64_t> generation_{1};
+};
+
+}  // namespace cudapool::core
