@@ -21,6 +21,8 @@
 //   block_index steal(size_class, stream_ref, steal_mode); // from another stream: `completed`
 //                                                          //   ones only (no wait), or `ordered`
 //                                                          //   behind a device-side wait
+//   std::size_t donate(size_class, stream_ref) noexcept;   // before growth: other streams'
+//                                                          //   surplus to epochs (no wait)
 //
 // Optional, any FreeLists: free_block take(size_class) and void put(size_class, free_block), the
 // hot pop and push of lists that keep each free block's address (per-thread caches); basic_pool
@@ -62,6 +64,7 @@ concept stream_partitioned = requires(L& l, core::size_class c, block_index b, s
   { l.pop(c, s) } -> std::same_as<block_index>;
   l.push(c, b, s);
   { l.steal(c, s, core::steal_mode::completed) } -> std::same_as<block_index>;
+  { l.donate(c, s) } -> std::same_as<std::size_t>;
 };
 
 template <class L>
@@ -389,6 +392,11 @@ class basic_pool final : private core::free_list_sink {
       }
       if constexpr (stream_partitioned<FreeLists>) {
         if (block_index b = lists_.steal(c, s, core::steal_mode::completed); b != no_block) return b;
+        // Other partitions' surplus of c joins epochs on their streams: reusable by all once those
+        // complete (often by the next miss), so partitions do not hoard while the pool grows.
+        if (lists_.donate(c, s) > 0 && core_.reclaim(*this) > 0) {
+          if (block_index b = pop(c, s); b != no_block) return b;
+        }
         if (!core_.over_release_threshold()) {
           if (block_index b = grow_class(c, s); b != no_block) return b;
         }

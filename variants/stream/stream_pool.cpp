@@ -117,6 +117,28 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::ste
   return no_block;
 }
 
+std::size_t stream_free_lists::donate(core::size_class c, stream_ref s) noexcept {
+  partition* mine = find(s);
+  std::size_t moved = 0;
+  for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
+    if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
+    const core::block_chain chain = donate_from(p->stacks[c].stack, blocks_, batch_[c], backoff_);
+    if (chain.empty()) continue;
+    try {
+      core_.defer_chain(chain, p->stream);
+    } catch (const std::exception& e) {
+      // Thrown before the chain joined the epoch (out of host memory): it goes back. Thrown by the
+      // event after: the blocks are pending in the open epoch, which a later close records.
+      const auto state = core::block_entry::state_of(blocks_[chain.head].meta.load(std::memory_order_relaxed));
+      if (state != core::block_state::pending) p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
+      std::fprintf(stderr, "cudapool: donating a stream partition's blocks failed: %s\n", e.what());
+      continue;
+    }
+    moved += chain.count;
+  }
+  return moved;
+}
+
 core::block_chain stream_free_lists::take_all(core::size_class c) noexcept {
   core::block_chain all = take_from(shared_[c].stack);
   std::lock_guard lock(partitions_mutex_);

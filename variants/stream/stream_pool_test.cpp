@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -109,6 +110,44 @@ TEST_F(StreamPool, GrowsRatherThanWaitOnABusyStream) {
   device->resume(a);
   pool.deallocate(r, b);
   pool.deallocate(q);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
+// A busy stream's partition does not hoard while another stream grows: its blocks beyond one
+// refill batch join an epoch on it (one event, no wait) and serve the other stream once that
+// completes, with no growth; never before.
+TEST_F(StreamPool, ABusyStreamsSurplusServesAnotherOnceItsEventCompletes) {
+  stream_pool pool(device, two_block_slabs());  // 1 MiB blocks: a refill batch of one
+  std::vector<void*> mine;
+  for (int i = 0; i < 4; ++i) mine.push_back(pool.allocate(1, a));
+  device->pause(a);
+  for (void* p : mine) device->fill(a, p, 1 << 20, 0xA);
+  for (void* p : mine) pool.deallocate(p, a);
+  const pool_stats before = pool.stats();
+  // b finds nothing: a is busy, so a's surplus (3 of 4) is donated behind an event and b grows
+  // (two slabs: nothing of b's own is left over).
+  std::vector<void*> theirs;
+  for (int i = 0; i < 4; ++i) theirs.push_back(pool.allocate(1, b));
+  for (void* r : theirs) EXPECT_EQ(std::count(mine.begin(), mine.end(), r), 0) << "handed out before a's event";
+  const pool_stats during = pool.stats();
+  EXPECT_EQ(during.events_recorded, before.events_recorded + 1);
+  EXPECT_EQ(during.stream_waits, 0u);
+  EXPECT_EQ(during.classes[0].cached_blocks, 1u);  // a keeps its batch
+  device->resume(a);
+  device->synchronize(a);
+  // Once a has passed the event, the donated blocks serve b without growth.
+  std::vector<void*> donated;
+  for (int i = 0; i < 3; ++i) donated.push_back(pool.allocate(1, b));
+  for (void* r : donated) EXPECT_EQ(std::count(mine.begin(), mine.end(), r), 1) << "not a donated block";
+  EXPECT_EQ(pool.stats().grows, during.grows);
+  EXPECT_EQ(pool.stats().stream_waits, 0u);
+  for (void* r : donated) device->fill(b, r, 1 << 20, 0xB);
+  device->synchronize_device();
+  for (void* r : donated) device->verify(b, r, 1 << 20, 0xB);
+  EXPECT_EQ(device->verification_report().mismatched_ranges, 0u);
+  for (void* r : donated) pool.deallocate(r, b);
+  for (void* r : theirs) pool.deallocate(r, b);
   pool.retire_stream(a);
   pool.retire_stream(b);
 }

@@ -3,9 +3,13 @@
 // Each stream that allocates or frees gets a partition: per-class lock-free stacks
 // (core::tagged_stack) of blocks freed on that stream. A block freed on stream S is handed to the
 // next allocation on S at once, with no event: S's own order makes the reuse safe. Blocks leave a
-// partition only behind an event recorded on its stream:
-//   - pressure: an allocation on S that finds nothing on S or in the shared lists takes another
-//     partition P's blocks of its class after making S wait on an event recorded on P
+// partition only behind an event recorded on its stream. An allocation on S that finds nothing on
+// S or in the shared lists, in this order:
+//   - takes another partition P's blocks of its class if P's stream has run everything (a query);
+//   - donates: every other partition's blocks of the class beyond its refill batch join an epoch
+//     on that partition's stream (one event, no wait), reusable by all streams once it completes;
+//   - grows, below the release threshold;
+//   - under pressure, takes P's blocks after making S wait on an event recorded on P
 //     (cudaStreamWaitEvent: a device-side dependency, no host synchronisation);
 //   - retire_stream(S): the partition's blocks move to the core as one epoch (one event);
 //   - trim(): after a host synchronize of the partition's stream.
@@ -91,6 +95,10 @@ class stream_free_lists {
   // steal_mode::ordered (pressure, after growth failed): from any, behind a device-side wait of s
   // on that stream (counted in stats().stream_waits), no host sync.
   [[nodiscard]] block_index steal(core::size_class c, stream_ref s, core::steal_mode mode);
+  // Before s's allocation grows class c: every other partition's blocks of class c beyond its
+  // refill batch join an epoch on that partition's stream (one event each, no wait), and so the
+  // shared stack once the event has completed. Returns how many blocks left their partitions.
+  std::size_t donate(core::size_class c, stream_ref s) noexcept;
   void record_stream(block_index b, stream_ref s);
   // The same for a large allocation (keyed by its address), and what its free does first: wait, on
   // the device, for the recorded streams (stream-ordered free on *s), or forget them (immediate).
