@@ -129,24 +129,8 @@ class basic_pool final : private core::free_list_sink {
   // Thread-safe. Stream-ordered free: reusable once the work enqueued on s so far has completed.
   void deallocate(void* p, stream_ref s) noexcept {
     if (p == nullptr) return;
-    if (!admission_.admits(s)) [[unlikely]] return core_.report_invalid(p, invalid_free_reason::stream_of_another_device);
-    if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, &s);
-    const core::lookup_result r = core_.lookup(p);
-    if constexpr (stream_partitioned<FreeLists>) {
-      // Reusable at once on s itself: stream order makes that safe without an event.
-      if (r.what == core::lookup_result::kind::block && !r.interior &&
-          core_.retire(r, core::block_state::free)) [[likely]] {
-        lists_.push(r.cls, r.index, s);
-        return;
-      }
-    } else {
-      if (r.what == core::lookup_result::kind::block && !r.interior &&
-          core_.retire(r, core::block_state::pending)) [[likely]] {
-        core_.defer(r.index, s);
-        return;
-      }
-    }
-    deallocate_rejected(p, r.what, r.cls, r.index, r.interior, &s);
+    if (!admission_.cached(s)) [[unlikely]] return deallocate_on_new_stream(p, s);
+    deallocate_admitted(p, s);
   }
   // cuda::mr shapes: the size and alignment are not needed to find the block.
   void deallocate(void* p, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
@@ -257,6 +241,33 @@ class basic_pool final : private core::free_list_sink {
     core_.deallocate_other(p, r, s);
   }
 
+  // The stream-ordered free once s is admitted.
+  [[gnu::always_inline]] void deallocate_admitted(void* p, stream_ref s) noexcept {
+    if (DebugHooks && core_.debugging()) [[unlikely]] return deallocate_debug(p, &s);
+    const core::lookup_result r = core_.lookup(p);
+    if constexpr (stream_partitioned<FreeLists>) {
+      // Reusable at once on s itself: stream order makes that safe without an event.
+      if (r.what == core::lookup_result::kind::block && !r.interior &&
+          core_.retire(r, core::block_state::free)) [[likely]] {
+        lists_.push(r.cls, r.index, s);
+        return;
+      }
+    } else {
+      if (r.what == core::lookup_result::kind::block && !r.interior &&
+          core_.retire(r, core::block_state::pending)) [[likely]] {
+        core_.defer(r.index, s);
+        return;
+      }
+    }
+    deallocate_rejected(p, r.what, r.cls, r.index, r.interior, &s);
+  }
+
+  // The first free on s by this thread (since the last forget): out of line, then as usual.
+  [[gnu::noinline]] void deallocate_on_new_stream(void* p, stream_ref s) noexcept {
+    if (!admission_.admit(s)) return core_.report_invalid(p, invalid_free_reason::stream_of_another_device);
+    deallocate_admitted(p, s);
+  }
+
   // The immediate free without debug bookkeeping (also for an allocation the debug layer never
   // recorded).
   [[gnu::always_inline]] void release_now(void* p) noexcept {
@@ -277,7 +288,17 @@ class basic_pool final : private core::free_list_sink {
 
   void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (bytes == 0) return nullptr;
-    if (!admission_.admits(s)) [[unlikely]] throw_stream_of_another_device(s);
+    if (!admission_.cached(s)) [[unlikely]] return allocate_on_new_stream(bytes, alignment, s);
+    return allocate_admitted(bytes, alignment, s);
+  }
+
+  // The first allocation on s by this thread (since the last forget): out of line, then as usual.
+  [[gnu::noinline]] void* allocate_on_new_stream(std::size_t bytes, std::size_t alignment, stream_ref s) {
+    if (!admission_.admit(s)) throw_stream_of_another_device(s);
+    return allocate_admitted(bytes, alignment, s);
+  }
+
+  [[gnu::always_inline]] void* allocate_admitted(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (DebugHooks && core_.debugging()) [[unlikely]] return allocate_debug(bytes, alignment, s);
     const size_class c = alignment <= min_alignment ? core_.classes().lookup(bytes)
                                                     : core_.classes().lookup(bytes, alignment);

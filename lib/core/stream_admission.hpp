@@ -31,15 +31,27 @@ class stream_admission {
   stream_admission(const stream_admission&) = delete;
   stream_admission& operator=(const stream_admission&) = delete;
 
-  // Hot: true when s is the default stream or a stream of the pool's device.
-  [[nodiscard, gnu::always_inline]] bool admits(stream_ref s) noexcept {
+  // True when s is the default stream or a stream of the pool's device.
+  [[nodiscard]] bool admits(stream_ref s) noexcept { return cached(s) || admit(s); }
+
+  // Hot, and no call: true when s is the default stream or this thread has admitted s since the
+  // last forget(). The hot paths branch to an out-of-line admit() on false, so that the check
+  // costs them no saved registers (a call in the middle of the hot path would: a pair's free
+  // pushed and popped two more of them, measured against the code before the check).
+  [[nodiscard, gnu::always_inline]] bool cached(stream_ref s) const noexcept {
     if (s.native() == nullptr) return true;
     const entry& e = last_[slot(s)];
-    if (e.owner == id_ && e.native == s.native() && e.generation == generation_.load(std::memory_order_acquire))
-        [[likely]] {
-      return true;
-    }
-    return admits_slow(s);
+    return e.owner == id_ && e.native == s.native() && e.generation == generation_.load(std::memory_order_acquire);
+  }
+
+  // Asks the backend whether s belongs to the pool's device, and remembers a yes for this thread.
+  [[gnu::noinline]] bool admit(stream_ref s) noexcept {
+    if (s.native() == nullptr) return true;
+    // Read before asking: a forget() that races with the check leaves this entry stale, never wrong.
+    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+    if (device_of(s) != device_.device()) return false;
+    last_[slot(s)] = {id_, s.native(), generation};
+    return true;
   }
 
   // The device s belongs to, as the backend says; -1 when it cannot say. For messages.
@@ -68,14 +80,6 @@ class stream_admission {
   static std::atomic<std::uint64_t>& next_id() noexcept {
     static std::atomic<std::uint64_t> id{1};
     return id;
-  }
-
-  [[gnu::noinline]] bool admits_slow(stream_ref s) noexcept {
-    // Read before asking: a forget() that races with the check leaves this entry stale, never wrong.
-    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
-    if (device_of(s) != device_.device()) return false;
-    last_[slot(s)] = {id_, s.native(), generation};
-    return true;
   }
 
   backend& device_;
