@@ -492,7 +492,10 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
   slot.requests.fetch_add(done.requests, std::memory_order_relaxed);
   run.finish(done.frees, [&](run_context& c) {
     report_failures(state, config, slot.work->failures(), slot.requests.load(std::memory_order_relaxed));
-    if (auto st = c.alloc->stats()) stream_waits_counter(state, *st);
+    if (auto st = c.alloc->stats()) {
+      stream_waits_counter(state, *st);
+      pool_activity_counters(state, *st);
+    }
     pool_reserved_counter(state, c);
   });
   if (run.thread() == 0) {

@@ -288,6 +288,18 @@ inline void stream_waits_counter(benchmark::State& state, const cudapool::pool_s
   }
 }
 
+// Where a pool's slow paths went, per 1000 allocations (serve): slab and heap growth, epochs
+// closed (one event each), backend maps and unmaps. What tells two variants of equal hot paths
+// apart when a whole program runs.
+inline void pool_activity_counters(benchmark::State& state, const cudapool::pool_stats& st) {
+  if (st.allocs == 0) return;
+  const double per_1k = 1000.0 / static_cast<double>(st.allocs);
+  state.counters["grows_per_1k_allocs"] = per_1k * static_cast<double>(st.grows);
+  state.counters["events_per_1k_allocs"] = per_1k * static_cast<double>(st.events_recorded);
+  state.counters["maps_per_1k_allocs"] = per_1k * static_cast<double>(st.heap.maps);
+  state.counters["unmaps_per_1k_allocs"] = per_1k * static_cast<double>(st.heap.unmaps);
+}
+
 // ---- registration ------------------------------------------------------------------------------
 
 inline std::vector<int> thread_counts(std::initializer_list<int> counts, int max_threads) {
