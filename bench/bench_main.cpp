@@ -35,7 +35,6 @@
 #include "multi_device.hpp"
 #include <cudapool/registry.hpp>
 #include "serve.hpp"
-#include "stack_sweep.hpp"
 #include "trace.hpp"
 #include "workloads.hpp"
 
@@ -132,8 +131,6 @@ void usage() {
       "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
       "  --trace=FILE        replay FILE too (repeatable)\n"
       "  --devices=N         pair_devices runs on 1..N devices (default: cuda, every GPU; sim, 2 simulated)\n"
-      "  --stack-offsets=N   pair, pair_direct and mix visit N stack placements 64 B apart (1..64,\n"
-      "                      default 64; 1: the thread's own placement only; stack_sweep.hpp)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
       "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp), pair_devices\n"
       "(multi_device.hpp); limit (no pool: the bare\n"
@@ -159,13 +156,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench: --devices must be a positive number, got '%s'\n", argv[i] + 10);
         return 2;
       }
-    } else if (i > 0 && arg.starts_with("--stack-offsets=")) {
-      const int n = std::atoi(std::string(arg.substr(16)).c_str());
-      if (n < 1 || n > 64) {
-        std::fprintf(stderr, "bench: --stack-offsets must be 1..64, got '%s'\n", argv[i] + 16);
-        return 2;
-      }
-      bench::stack_offsets() = static_cast<unsigned>(n);
     } else if (i > 0 && arg.starts_with("--traces=")) {
       traces_dir = arg.substr(9);
       traces_dir_given = true;

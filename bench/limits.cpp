@@ -36,7 +36,6 @@
 #include "limits.hpp"
 #include "spin_wait.hpp"
 #include "spsc_ring.hpp"
-#include "stack_sweep.hpp"
 #include <cudapool/detail/core/page_map.hpp>
 
 #include <benchmark/benchmark.h>
@@ -232,28 +231,24 @@ void cache_pair(benchmark::State& state) {
   for (std::uint32_t i = 0; i < slab_blocks; ++i) local.push(slab * slab_blocks + i);
   index_stack* s = &local;
   benchmark::DoNotOptimize(s);  // from here the compiler knows nothing of the stack
-  // At many stack placements, as the pool pairs it is the floor of (stack_sweep.hpp).
-  swept_loop(state, [&](benchmark::IterationCount n) {
-    for (benchmark::IterationCount i = 0; i < n; ++i) {
-      if (s->empty()) [[unlikely]] broken("empty stack");
-      std::uint32_t b = s->pop();
-      if constexpr (L == level::stack) {
-        benchmark::DoNotOptimize(b);
+  for (auto _ : state) {
+    if (s->empty()) [[unlikely]] broken("empty stack");
+    std::uint32_t b = s->pop();
+    if constexpr (L == level::stack) {
+      benchmark::DoNotOptimize(b);
+    } else {
+      std::uintptr_t p = hand_out(w.entries[b]);
+      benchmark::DoNotOptimize(p);
+      if constexpr (L == level::state) {
+        if (!retire(w.entries[b])) [[unlikely]] broken("double free");
       } else {
-        std::uintptr_t p = hand_out(w.entries[b]);
-        benchmark::DoNotOptimize(p);
-        if constexpr (L == level::state) {
-          if (!retire(w.entries[b])) [[unlikely]] broken("double free");
-        } else {
-          b = free_by_address(w.pages, p);
-          if (b == no_block) [[unlikely]] broken("lookup or double-free check failed");
-        }
+        b = free_by_address(w.pages, p);
+        if (b == no_block) [[unlikely]] broken("lookup or double-free check failed");
       }
-      if (s->full()) [[unlikely]] broken("full stack");
-      s->push(b);
     }
-    return true;
-  });
+    if (s->full()) [[unlikely]] broken("full stack");
+    s->push(b);
+  }
   state.SetItemsProcessed(state.iterations());
 }
 

@@ -8,7 +8,6 @@
 #include <cudapool/stream_pool.hpp>
 #include <cudapool/tls_pool.hpp>
 #include "spin_wait.hpp"
-#include "stack_sweep.hpp"
 #include "spsc_ring.hpp"
 
 #include <benchmark/benchmark.h>
@@ -46,22 +45,18 @@ void alloc_free_pairs(benchmark::State& state, run_context& ctx, const allocator
   run_scope run(state, ctx, config, {});
   bench_allocator* a = run.allocator();
   const stream_ref home = run.home();
-  // At many stack placements (stack_sweep.hpp): one placement alone moves a pair by up to 1.7x.
-  swept_loop(state, [&](benchmark::IterationCount n) {
-    for (benchmark::IterationCount i = 0; i < n; ++i) {
-      void* p = a->allocate(next_size(run), home);
-      if (p == nullptr) [[unlikely]] {
-        run.fail();
-        return false;
-      }
-      benchmark::DoNotOptimize(p);
-      if (!a->deallocate(p, home)) [[unlikely]] {
-        run.fail();
-        return false;
-      }
+  for (auto _ : state) {
+    void* p = a->allocate(next_size(run), home);
+    if (p == nullptr) [[unlikely]] {
+      run.fail();
+      break;
     }
-    return true;
-  });
+    benchmark::DoNotOptimize(p);
+    if (!a->deallocate(p, home)) [[unlikely]] {
+      run.fail();
+      break;
+    }
+  }
   state.SetItemsProcessed(state.iterations());
   run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
 }
@@ -73,21 +68,15 @@ void pair_direct(benchmark::State& state, run_context& ctx, const allocator_conf
   run_scope run(state, ctx, config, {});
   Pool* pool = run.ok() ? run.allocator()->concrete<Pool>() : nullptr;
   if (pool == nullptr && run.ok()) run.fail("pair_direct: not a " + std::string(Pool::variant()) + " pool", false);
-  if (pool == nullptr) {
-    for (auto _ : state) break;  // (the loop must run once; it has skipped)
-  } else {
-    swept_loop(state, [&](benchmark::IterationCount n) {
-      for (benchmark::IterationCount i = 0; i < n; ++i) {
-        void* p = pool->try_allocate(bytes);
-        if (p == nullptr) [[unlikely]] {
-          run.fail();
-          return false;
-        }
-        benchmark::DoNotOptimize(p);
-        pool->deallocate(p);
-      }
-      return true;
-    });
+  for (auto _ : state) {
+    if (pool == nullptr) [[unlikely]] break;
+    void* p = pool->try_allocate(bytes);
+    if (p == nullptr) [[unlikely]] {
+      run.fail();
+      break;
+    }
+    benchmark::DoNotOptimize(p);
+    pool->deallocate(p);
   }
   state.SetItemsProcessed(state.iterations());
   run.finish(0, [&](run_context& c) { pool_reserved_counter(state, c); });
