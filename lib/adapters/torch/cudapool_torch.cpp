@@ -51,6 +51,7 @@
 #include <cudapool/backend.hpp>
 #include <cudapool/errors.hpp>
 #include <cudapool/options.hpp>
+#include <bit>
 #include <cudapool/stats.hpp>
 #include <cudapool/registry.hpp>
 
@@ -69,6 +70,7 @@ struct settings {
   std::string stats_path;     // empty: no stats file
   std::size_t byte_limit = 0;  // per device pool; 0 = unlimited
   double remap_ratio = 0.0;    // pool_options::remap_ratio
+  std::size_t max_class_bytes = cudapool::pool_options{}.max_class_bytes;  // pool_options::max_class_bytes
 };
 
 void report(const std::string& message) noexcept {
@@ -90,11 +92,11 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 // "0", "4096", "512k", "8G" (binary multiples, case-insensitive).
-std::size_t parse_bytes(const char* text) {
+std::size_t parse_bytes(const char* name, const char* text) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || errno != 0 || text[0] == '-') fatal(std::string("CUDAPOOL_BYTE_LIMIT='") + text + "' is not a byte count");
+  if (end == text || errno != 0 || text[0] == '-') fatal(std::string(name) + "='" + text + "' is not a byte count");
   unsigned shift = 0;
   switch (*end) {
     case '\0': break;
@@ -105,7 +107,7 @@ std::size_t parse_bytes(const char* text) {
     default: end = nullptr;
   }
   if (end == nullptr || *end != '\0' || (shift != 0 && value > (~0ULL >> shift))) {
-    fatal(std::string("CUDAPOOL_BYTE_LIMIT='") + text + "' is not a byte count (digits, then optionally k, m, g or t)");
+    fatal(std::string(name) + "='" + text + "' is not a byte count (digits, then optionally k, m, g or t)");
   }
   return static_cast<std::size_t>(value << shift);
 }
@@ -129,7 +131,13 @@ settings read_settings() {
   }
   if (const char* path = std::getenv("CUDAPOOL_STATS"); path != nullptr) s.stats_path = path;
   if (const char* limit = std::getenv("CUDAPOOL_BYTE_LIMIT"); limit != nullptr && limit[0] != '\0') {
-    s.byte_limit = parse_bytes(limit);
+    s.byte_limit = parse_bytes("CUDAPOOL_BYTE_LIMIT", limit);
+  }
+  if (const char* m = std::getenv("CUDAPOOL_MAX_CLASS_BYTES"); m != nullptr && m[0] != '\0') {
+    s.max_class_bytes = parse_bytes("CUDAPOOL_MAX_CLASS_BYTES", m);
+    if (s.max_class_bytes < 256 || s.max_class_bytes > (std::size_t{1} << 29) || !std::has_single_bit(s.max_class_bytes)) {
+      fatal(std::string("CUDAPOOL_MAX_CLASS_BYTES='") + m + "' is not a power of two from 256 to 512m");
+    }
   }
   if (const char* r = std::getenv("CUDAPOOL_REMAP_RATIO"); r != nullptr && r[0] != '\0') {
     char* end = nullptr;
@@ -228,6 +236,7 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   cudapool::pool_options options;
   options.byte_limit = limit;
   options.remap_ratio = s.remap_ratio;
+  options.max_class_bytes = s.max_class_bytes;
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
 

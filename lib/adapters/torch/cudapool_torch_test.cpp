@@ -191,6 +191,22 @@ TEST(torch_abi_default, bad_backend_and_byte_limit_abort) {
   EXPECT_NE(limit.stderr_text.find("CUDAPOOL_BYTE_LIMIT='8x'"), std::string::npos) << limit.stderr_text;
 }
 
+// CUDAPOOL_MAX_CLASS_BYTES sets the largest size class: requests above it are heap extents.
+TEST(torch_abi_default, max_class_bytes_sets_the_largest_class_and_a_bad_one_aborts) {
+  const std::string stats = temp_path("max_class.json");
+  // sizes allocates 1 B .. 8 MiB: its 1 MiB request must now take the large path.
+  const child_result r = run_child("sizes", {{"CUDAPOOL_MAX_CLASS_BYTES", "64k"}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::vector<std::uint64_t> classes = numbers(read_file(stats), "block_bytes");
+  ASSERT_FALSE(classes.empty());
+  EXPECT_EQ(*std::max_element(classes.begin(), classes.end()), 64u << 10);
+  std::remove(stats.c_str());
+  const child_result bad = run_child("zero", {{"CUDAPOOL_MAX_CLASS_BYTES", "3k"}});
+  EXPECT_EQ(bad.signal, SIGABRT) << bad.stderr_text;
+  EXPECT_NE(bad.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='3k' is not a power of two"), std::string::npos)
+      << bad.stderr_text;
+}
+
 // Only the two entry points are exported (the static cudapool, TBB-using and cudart code is not).
 TEST(torch_abi_default, exports_only_the_c_abi) {
   const std::string command = std::string("nm -D --defined-only ") + CUDAPOOL_TORCH_LIBRARY + " 2>/dev/null";

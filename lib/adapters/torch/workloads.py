@@ -72,6 +72,8 @@ def parse_args(argv):
     p.add_argument("--lib", default="libcudapool_torch.so", help="path of libcudapool_torch.so (cudapool)")
     p.add_argument("--variant", help="CUDAPOOL_VARIANT for the cudapool runs (default: the library's)")
     p.add_argument("--remap-ratio", type=float, help="CUDAPOOL_REMAP_RATIO for the cudapool runs (label suffix -remap)")
+    p.add_argument("--max-class-bytes", help="CUDAPOOL_MAX_CLASS_BYTES for the cudapool runs, e.g. 256k "
+                   "(label suffix -class<value>)")
     p.add_argument("--workloads", help=f"comma-separated, run in this order (default {','.join(WORKLOADS)})")
     p.add_argument("--only-workload", choices=WORKLOADS, help="run this workload alone (one process per trace)")
     p.add_argument("--steps", type=int, default=50, help="steps per workload")
@@ -97,8 +99,9 @@ def parse_args(argv):
             p.error(f"--workloads: a comma-separated list of distinct names from {','.join(WORKLOADS)}")
     if args.steps <= args.warmup or args.warmup < 0:
         p.error("--steps must exceed --warmup (>= 0)")
-    if (args.variant is not None or args.remap_ratio is not None) and args.allocator != "cudapool":
-        p.error("--variant and --remap-ratio are for --allocator=cudapool")
+    if (args.variant is not None or args.remap_ratio is not None or args.max_class_bytes is not None) \
+            and args.allocator != "cudapool":
+        p.error("--variant, --remap-ratio and --max-class-bytes are for --allocator=cudapool")
     if args.trace_dir is not None:
         if args.allocator != "cudapool":
             p.error("--trace-dir is for --allocator=cudapool (the library records the trace)")
@@ -126,6 +129,8 @@ def configure_environment(args):
             os.environ["CUDAPOOL_VARIANT"] = args.variant
         if args.remap_ratio is not None:
             os.environ["CUDAPOOL_REMAP_RATIO"] = str(args.remap_ratio)
+        if args.max_class_bytes is not None:
+            os.environ["CUDAPOOL_MAX_CLASS_BYTES"] = args.max_class_bytes
         if args.trace_dir is not None:
             os.makedirs(args.trace_dir, exist_ok=True)
             os.environ["CUDAPOOL_TRACE"] = trace_path(args.trace_dir, args.workloads[0])
@@ -451,7 +456,9 @@ def run(args):
     torch_allocator = not cudapool
     variant = (os.environ.get("CUDAPOOL_VARIANT") or "stream (default)") if cudapool else None
     remap_ratio = float(os.environ.get("CUDAPOOL_REMAP_RATIO") or 0) if cudapool else 0
-    label = label_of({"allocator": args.allocator, "variant": variant, "remap_ratio": remap_ratio})
+    max_class = (os.environ.get("CUDAPOOL_MAX_CLASS_BYTES") or None) if cudapool else None
+    label = label_of({"allocator": args.allocator, "variant": variant, "remap_ratio": remap_ratio,
+                      "max_class_bytes": max_class})
 
     results, rc = {}, 0
     for name in args.workloads:
@@ -505,6 +512,7 @@ def run(args):
         "allocator": args.allocator,
         "variant": variant,
         "remap_ratio": remap_ratio,
+        "max_class_bytes": max_class,
         "lib": os.path.abspath(args.lib) if cudapool else None,
         "alloc_conf": ALLOC_CONF[args.allocator],
         "allocator_backend": backend,
@@ -535,7 +543,8 @@ def label_of(run_json):
         return run_json["allocator"]
     variant = run_json.get("variant") or "default"
     remap = "-remap" if run_json.get("remap_ratio") else ""
-    return "cudapool-" + variant.split(" ")[0] + remap  # "stream (default)" -> cudapool-stream
+    max_class = "-class" + run_json["max_class_bytes"] if run_json.get("max_class_bytes") else ""
+    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "stream (default)" -> cudapool-stream
 
 
 def ratio(a, b):
