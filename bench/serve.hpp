@@ -49,7 +49,13 @@ namespace bench {
 // After register_benchmarks (which sets the backend).
 void register_serve_benchmarks(const std::vector<allocator_config>& allocators);
 
-// True once a cudapool variant's (or serve/none's) run saw a failed device check.
+// The allocators serve runs (and serve_devices, the cudapool variants and peers of them): the four
+// variants as they are (no option variations) and the stream-ordered peers; serve/none is added by
+// register_serve_benchmarks.
+[[nodiscard]] bool serves(const allocator_config& a);
+
+// True once a cudapool variant's (or serve/none's) run of serve or serve_devices saw a failed
+// device check.
 [[nodiscard]] bool serve_pool_failures_seen() noexcept;
 
 }  // namespace bench
