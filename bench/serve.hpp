@@ -58,4 +58,11 @@ void register_serve_benchmarks(const std::vector<allocator_config>& allocators);
 // device check.
 [[nodiscard]] bool serve_pool_failures_seen() noexcept;
 
+// The test of the check (bench --serve-check-fault=N, before the benchmarks run): every request
+// whose number on its thread is a multiple of N gets a result its check does not expect (sim: the
+// output filled with another pattern than the verify's; cuda: the check kernel given another base
+// than the keys'), so that serve and serve_devices must count it in `failures` and, for a cudapool
+// variant, end with an error and bench with exit status 1. 0 (the default): none.
+void set_serve_check_fault(std::uint64_t every) noexcept;
+
 }  // namespace bench

@@ -30,6 +30,11 @@ using cudapool::peers::to_cuda;
 // Set by the first cudapool variant (or serve/none) whose results the device saw wrong; read by main.
 std::atomic<bool> g_pool_failures{false};
 
+// set_serve_check_fault: 0, or every how many requests the device check is handed a wrong result.
+std::uint64_t g_fault_every = 0;
+
+[[nodiscard]] bool faulted(const request& r) noexcept { return g_fault_every != 0 && r.number % g_fault_every == 0; }
+
 // The simulated device: fill both buffers, spin, verify both. A buffer that another request (on
 // another stream) was handed while this one still used it holds that request's pattern when the
 // verify runs; the spin keeps the window open long enough for it to happen.
@@ -53,7 +58,8 @@ class sim_work final : public request_work {
     const auto pattern = static_cast<std::uint32_t>(r.pattern_bits);
     try {
       device_.fill(s, r.keys_buffer, r.buffer_bytes(), pattern);
-      device_.fill(s, r.out, r.buffer_bytes(), ~pattern);
+      // A faulted request's output holds what its check does not expect (set_serve_check_fault).
+      device_.fill(s, r.out, r.buffer_bytes(), faulted(r) ? ~pattern ^ 1 : ~pattern);
       device_.spin(s, std::chrono::nanoseconds(r.keys));
       device_.verify(s, r.keys_buffer, r.buffer_bytes(), pattern);
       device_.verify(s, r.out, r.buffer_bytes(), ~pattern);
@@ -103,12 +109,16 @@ class cuda_work final : public request_work {
   bool enqueue(int thread, stream_ref s, const request& r) noexcept override {
     const cudaStream_t stream = to_cuda(s);
     const serve_kernels::key_pattern pattern = pattern_of(r);
+    // A faulted request's check expects other keys than the sort made (set_serve_check_fault): the
+    // sorted keys are base + j * step, whatever the offset.
+    serve_kernels::key_pattern expected = pattern;
+    if (faulted(r)) expected.base ^= 1;
     auto* keys = static_cast<std::uint32_t*>(r.keys_buffer);
     auto* out = static_cast<std::uint32_t*>(r.out);
     return cuda_status::ok(serve_kernels::launch_fill_keys(stream, keys, r.keys, pattern), "fill_keys_kernel") &&
            cuda_status::ok(serve_kernels::launch_sort(stream, r.temp, r.temp_bytes, keys, out, r.keys),
                            "cub::DeviceRadixSort::SortKeys", r.keys) &&
-           cuda_status::ok(serve_kernels::launch_verify(stream, out, r.keys, pattern, r.number, counters_ + thread),
+           cuda_status::ok(serve_kernels::launch_verify(stream, out, r.keys, expected, r.number, counters_ + thread),
                            "verify_kernel");
   }
 
@@ -187,6 +197,8 @@ void report_failures(benchmark::State& state, const std::string& name, const all
   std::fprintf(stderr, "bench: %s\n", m.c_str());
   state.SkipWithError(m.c_str());
 }
+
+void set_serve_check_fault(std::uint64_t every) noexcept { g_fault_every = every; }
 
 bool serve_pool_failures_seen() noexcept { return g_pool_failures.load(std::memory_order_relaxed); }
 

@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -163,6 +164,7 @@ struct server_thread {
 struct served {
   std::uint64_t requests = 0;
   std::uint64_t frees = 0;  // stream-ordered
+  double seconds = 0;       // from the first request's start to the last one's work done (0: failed)
 };
 
 // The timed loop of one thread. access == nullptr: set-up failed (the thread has skipped), the
@@ -185,8 +187,10 @@ served serve_loop(benchmark::State& state, const server_thread& t, Access* acces
   }
   served out;
   benchmark::IterationCount done = 0;
+  std::chrono::steady_clock::time_point start;
   for (auto _ : state) {
     if (access == nullptr || !bound) [[unlikely]] break;
+    if (done == 0) start = std::chrono::steady_clock::now();
     request r;
     r.keys = sizes[done & 4095];
     r.number = static_cast<std::uint64_t>(done) + 1;
@@ -198,6 +202,8 @@ served serve_loop(benchmark::State& state, const server_thread& t, Access* acces
     try {
       if (++done == state.max_iterations) {
         bound->drain();
+        // Before Google Benchmark's end-of-loop barrier, as its own timer stops.
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       } else {
         bound->request_enqueued();
       }
