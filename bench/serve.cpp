@@ -171,7 +171,8 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
   // Before finish(): its barrier orders these adds before thread 0 reads the sum.
   slot.requests.fetch_add(done.requests, std::memory_order_relaxed);
   run.finish(done.frees, [&](run_context& c) {
-    report_failures(state, "serve/" + config.label, config, slot.work->failures(), slot.requests.load(std::memory_order_relaxed));
+    report_failures(state, "serve/" + config.label, config, slot.work->failures(),
+                    slot.requests.load(std::memory_order_relaxed));
     if (auto st = c.alloc->stats()) stream_waits_counter(state, *st);
     pool_reserved_counter(state, c);
   });

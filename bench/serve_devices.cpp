@@ -171,8 +171,8 @@ void tear_down(benchmark::State& state, devices_slot<Set>& slot, const std::stri
       cudapool::pool_stats all;
       bool pools = false;
       for (int d = 0; d < devices; ++d) {
-        failures += slot.shares[static_cast<std::size_t>(d)]->work->failures();
         const device_share& share = *slot.shares[static_cast<std::size_t>(d)];
+        failures += share.work->failures();
         requests += share.requests;
         if (share.seconds > 0) {
           // Over the mean time of its threads, as Google Benchmark times items_per_second.
@@ -242,10 +242,10 @@ void serve_devices(benchmark::State& state, devices_slot<Set>& slot, const alloc
     }
     if (!access) fail("serve set-up", false);
   }
-  const server_thread me{&backend_of(device), share != nullptr ? slot.streams[static_cast<std::size_t>(thread)] : stream_ref{},
-                         thread};
-  const served done = serve_loop(state, me, access ? &*access : nullptr, share != nullptr ? share->work.get() : nullptr,
-                                 mix, fail);
+  const stream_ref stream = share != nullptr ? slot.streams[static_cast<std::size_t>(thread)] : stream_ref{};
+  const server_thread me{&backend_of(device), stream, thread};
+  request_work* work = share != nullptr ? share->work.get() : nullptr;
+  const served done = serve_loop(state, me, access ? &*access : nullptr, work, mix, fail);
   // A thread that left the loop with `break` finishes it (run_scope::finish says why).
   if (left_loop) (void)state.KeepRunning();
   state.SetItemsProcessed(state.iterations());
@@ -300,7 +300,9 @@ void register_serve_devices_benchmarks(const std::vector<allocator_config>& allo
       if (a.what == allocator_config::kind::peer) {
         add_serve_devices<peer_set>(a, n);
       } else {
-        (void)with_pool_type(a.name, [&](auto tag) { add_serve_devices<pool_set<typename decltype(tag)::type>>(a, n); });
+        (void)with_pool_type(a.name, [&](auto tag) {
+          add_serve_devices<pool_set<typename decltype(tag)::type>>(a, n);
+        });
       }
     }
   }
