@@ -264,9 +264,12 @@ int main(int argc, char** argv) {
   bench::release_backend();
   bench::release_multi_device_backends();
   device.reset();
-  // A pool that handed out memory still in use fails the run (CI), not only its benchmark.
+  // A pool that handed out memory still in use fails the run (CI), not only its benchmark (serve,
+  // serve_devices).
   if (bench::serve_pool_failures_seen()) {
-    std::fprintf(stderr, "bench: a cudapool variant (or serve/none) returned wrong results in serve (see above)\n");
+    std::fprintf(stderr,
+                 "bench: a cudapool variant (or serve/none) returned wrong results in serve or serve_devices"
+                 " (see above)\n");
     return 1;
   }
   return 0;
