@@ -1,6 +1,7 @@
 // serve.hpp - serve/<allocator>/<small|mixed>: a multi-threaded server on the device, the
-// whole-program workload behind issue 15. Every host thread has a stream of its own and serves
-// requests in a loop; per request:
+// whole-program workload behind issue 15 (serve_devices.hpp: the same over several devices; the
+// request and the loop are in serve_request.hpp). Every host thread has a stream of its own and
+// serves requests in a loop; per request:
 //   1. allocate a keys buffer and an output buffer (n 32-bit keys each) and, on the GPU, the
 //      temporary storage of CUB's radix sort, from the allocator under test on the thread's stream;
 //   2. enqueue the device work on that stream and check its result on the device:
@@ -35,8 +36,8 @@
 // and none, the ceiling: no allocator (serve only). Each thread serves every request from a ring of
 // 32 slots of memory of its own (allocate_chunk in set-up: cudaMalloc on cuda; freed after the
 // run), a slot as large as the mode's largest request; a free does nothing. More slots than a
-// thread can have requests in flight (up to 23 between its waits: serve.cpp's max_in_flight), so
-// no slot is reused early; the device check still runs. What is left is the host's launch rate and
+// thread can have requests in flight (up to 23 between its waits: serve_request.hpp's
+// max_in_flight), so no slot is reused early; the device check still runs. What is left is the host's launch rate and
 // the device work.
 #pragma once
 
