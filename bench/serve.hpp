@@ -37,8 +37,8 @@
 // 32 slots of memory of its own (allocate_chunk in set-up: cudaMalloc on cuda; freed after the
 // run), a slot as large as the mode's largest request; a free does nothing. More slots than a
 // thread can have requests in flight (up to 23 between its waits: serve_request.hpp's
-// max_in_flight), so no slot is reused early; the device check still runs. What is left is the host's launch rate and
-// the device work.
+// max_in_flight), so no slot is reused early; the device check still runs. What is left is the
+// host's launch rate and the device work.
 #pragma once
 
 #include <vector>
