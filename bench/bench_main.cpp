@@ -9,6 +9,8 @@
 //   --traces    a directory whose *.csv files are replayed (default: ../shared/traces when it
 //               exists, relative to the current directory); --traces= (empty) replays none of it.
 //   --trace     one more trace file to replay (repeatable).
+//   --devices   pair_devices and serve_devices run on 1..N devices (default: cuda, every GPU; sim, 2).
+//   --serve-check-fault=N  the test of serve's device check (serve.hpp: set_serve_check_fault).
 //
 // The GPU suite (docs/results.md, made by docs/make_results.py from one run's directory):
 //   bench --backend=cuda --benchmark_min_time=0.1 --benchmark_repetitions=3
@@ -16,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +38,7 @@
 #include "multi_device.hpp"
 #include <cudapool/registry.hpp>
 #include "serve.hpp"
+#include "serve_devices.hpp"
 #include "trace.hpp"
 #include "workloads.hpp"
 
@@ -130,10 +134,13 @@ void usage() {
       "  --backend=sim|cuda  the device (default: cuda when a GPU is present); peers run on cuda only\n"
       "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
       "  --trace=FILE        replay FILE too (repeatable)\n"
-      "  --devices=N         pair_devices runs on 1..N devices (default: cuda, every GPU; sim, 2 simulated)\n"
+      "  --devices=N         pair_devices and serve_devices run on 1..N devices (default: cuda, every\n"
+      "                      GPU; sim, 2 simulated)\n"
+      "  --serve-check-fault=N  test of serve's check: every Nth request of a thread gets a wrong\n"
+      "                      result, which must be counted in failures (and make bench exit 1)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
       "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp), pair_devices\n"
-      "(multi_device.hpp); limit (no pool: the bare\n"
+      "(multi_device.hpp), serve_devices (serve_devices.hpp); limit (no pool: the bare\n"
       "mechanism). Google Benchmark's own flags follow.\n\n");
 }
 
@@ -156,6 +163,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench: --devices must be a positive number, got '%s'\n", argv[i] + 10);
         return 2;
       }
+    } else if (i > 0 && arg.starts_with("--serve-check-fault=")) {
+      const long long every = std::atoll(std::string(arg.substr(20)).c_str());
+      if (every < 1) {
+        std::fprintf(stderr, "bench: --serve-check-fault must be a positive number, got '%s'\n", argv[i] + 20);
+        return 2;
+      }
+      bench::set_serve_check_fault(static_cast<std::uint64_t>(every));
     } else if (i > 0 && arg.starts_with("--traces=")) {
       traces_dir = arg.substr(9);
       traces_dir_given = true;
@@ -242,6 +256,7 @@ int main(int argc, char** argv) {
   bench::register_benchmarks(all, traces, device);
   bench::register_serve_benchmarks(all);
   bench::register_multi_device_benchmarks(all, std::move(device_list));
+  bench::register_serve_devices_benchmarks(all);
   bench::register_limit_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
@@ -249,9 +264,12 @@ int main(int argc, char** argv) {
   bench::release_backend();
   bench::release_multi_device_backends();
   device.reset();
-  // A pool that handed out memory still in use fails the run (CI), not only its benchmark.
+  // A pool that handed out memory still in use fails the run (CI), not only its benchmark (serve,
+  // serve_devices).
   if (bench::serve_pool_failures_seen()) {
-    std::fprintf(stderr, "bench: a cudapool variant (or serve/none) returned wrong results in serve (see above)\n");
+    std::fprintf(stderr,
+                 "bench: a cudapool variant (or serve/none) returned wrong results in serve or serve_devices"
+                 " (see above)\n");
     return 1;
   }
   return 0;

@@ -78,4 +78,6 @@ void register_multi_device_benchmarks(const std::vector<allocator_config>& alloc
 
 void release_multi_device_backends() noexcept { g_devices.clear(); }
 
+const std::vector<std::shared_ptr<cudapool::backend>>& multi_device_backends() noexcept { return g_devices; }
+
 }  // namespace bench

@@ -22,5 +22,8 @@ namespace bench {
 void register_multi_device_benchmarks(const std::vector<allocator_config>& allocators,
                                       std::vector<std::shared_ptr<cudapool::backend>> devices);
 void release_multi_device_backends() noexcept;
+// The backends given to register_multi_device_benchmarks (device d at [d]); serve_devices runs on
+// them too (serve_devices.hpp).
+[[nodiscard]] const std::vector<std::shared_ptr<cudapool::backend>>& multi_device_backends() noexcept;
 
 }  // namespace bench

@@ -1,6 +1,7 @@
 // serve.hpp - serve/<allocator>/<small|mixed>: a multi-threaded server on the device, the
-// whole-program workload behind issue 15. Every host thread has a stream of its own and serves
-// requests in a loop; per request:
+// whole-program workload behind issue 15 (serve_devices.hpp: the same over several devices; the
+// request and the loop are in serve_request.hpp). Every host thread has a stream of its own and
+// serves requests in a loop; per request:
 //   1. allocate a keys buffer and an output buffer (n 32-bit keys each) and, on the GPU, the
 //      temporary storage of CUB's radix sort, from the allocator under test on the thread's stream;
 //   2. enqueue the device work on that stream and check its result on the device:
@@ -35,9 +36,9 @@
 // and none, the ceiling: no allocator (serve only). Each thread serves every request from a ring of
 // 32 slots of memory of its own (allocate_chunk in set-up: cudaMalloc on cuda; freed after the
 // run), a slot as large as the mode's largest request; a free does nothing. More slots than a
-// thread can have requests in flight (up to 23 between its waits: serve.cpp's max_in_flight), so
-// no slot is reused early; the device check still runs. What is left is the host's launch rate and
-// the device work.
+// thread can have requests in flight (up to 23 between its waits: serve_request.hpp's
+// max_in_flight), so no slot is reused early; the device check still runs. What is left is the
+// host's launch rate and the device work.
 #pragma once
 
 #include <vector>
@@ -49,7 +50,20 @@ namespace bench {
 // After register_benchmarks (which sets the backend).
 void register_serve_benchmarks(const std::vector<allocator_config>& allocators);
 
-// True once a cudapool variant's (or serve/none's) run saw a failed device check.
+// The allocators serve runs (and serve_devices, the cudapool variants and peers of them): the four
+// variants as they are (no option variations) and the stream-ordered peers; serve/none is added by
+// register_serve_benchmarks.
+[[nodiscard]] bool serves(const allocator_config& a);
+
+// True once a cudapool variant's (or serve/none's) run of serve or serve_devices saw a failed
+// device check.
 [[nodiscard]] bool serve_pool_failures_seen() noexcept;
+
+// The test of the check (bench --serve-check-fault=N, before the benchmarks run): every request
+// whose number on its thread is a multiple of N gets a result its check does not expect (sim: the
+// output filled with another pattern than the verify's; cuda: the check kernel given another base
+// than the keys'), so that serve and serve_devices must count it in `failures` and, for a cudapool
+// variant, end with an error and bench with exit status 1. 0 (the default): none.
+void set_serve_check_fault(std::uint64_t every) noexcept;
 
 }  // namespace bench

@@ -80,7 +80,7 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
 // Drops the workloads' reference to the backend (after RunSpecifiedBenchmarks).
 void release_backend() noexcept;
 
-// ---- the pieces of a workload, for the workloads of other units (serve.cpp) -------------------
+// ---- the pieces of a workload, for the workloads of other units (serve, serve_devices) --------
 
 inline constexpr std::size_t kib = 1024;
 inline constexpr std::size_t mib = 1024 * 1024;
