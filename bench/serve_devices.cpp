@@ -184,11 +184,16 @@ void tear_down(benchmark::State& state, devices_slot<Set>& slot, const std::stri
           all.allocs += st->allocs;
           all.stream_waits += st->stream_waits;
           all.reserved_bytes += st->reserved_bytes;
+          all.grows += st->grows;
+          all.events_recorded += st->events_recorded;
+          all.heap.maps += st->heap.maps;
+          all.heap.unmaps += st->heap.unmaps;
         }
       }
       report_failures(state, name, config, failures, requests);
       if (pools) {
         stream_waits_counter(state, all);
+        pool_activity_counters(state, all);
         state.counters["reserved_MiB"] = static_cast<double>(all.reserved_bytes) / mib;
       }
       // Thread 0 (the main thread) on device 0 again, as before the run.
