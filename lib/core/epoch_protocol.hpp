@@ -76,12 +76,14 @@ void collect_epoch(const Backend& backend, Epochs& se, typename Epochs::epoch& e
 }
 
 // collect(ep) for each of se's closed epochs whose event completed, oldest first, each then
-// removed. Epochs of one stream complete in order: stops at the first incomplete one.
+// removed and counted in `collected`. Epochs of one stream complete in order: stops at the first
+// incomplete one.
 template <class Backend, class Epochs, class Collect>
-void collect_completed(const Backend& backend, Epochs& se, Collect&& collect) {
+void collect_completed(const Backend& backend, Epochs& se, Collect&& collect, std::size_t& collected) {
   while (!se.closed.empty() && backend->query(se.closed.front().event)) {
     collect(se.closed.front());
     se.closed.pop_front();
+    ++collected;
   }
 }
 

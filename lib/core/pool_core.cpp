@@ -425,10 +425,8 @@ std::size_t pool_core::reclaim(free_list_sink& sink) {
     std::lock_guard lock(shard.mutex);
     if (shard.closed == 0) continue;
     for (auto& [key, se] : shard.streams) {
-      collect_completed(backend_, se, [&](epoch& ep) {
-        collect_locked(shard, se, ep, done);
-        ++epochs;
-      });
+      // s: clang 14 does not capture a structured binding.
+      collect_completed(backend_, se, [&, &s = se](epoch& ep) { collect_locked(shard, s, ep, done); }, epochs);
     }
   }
   release_items(done, sink);

@@ -171,9 +171,12 @@ struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
     for (int attempt = 0; attempt < 2; ++attempt) {
       fixed_vector<block_index> done;
       shard_mutex.lock($);  // reclaim
-      collect_completed(backend, se, [&](typename stream_epochs::epoch& ep) {
-        collect_epoch(backend, se, ep, done, [](block_index) {});  // collect_locked
-      });
+      std::size_t epochs = 0;
+      collect_completed(
+          backend, se,
+          [&](typename stream_epochs::epoch& ep) { collect_epoch(backend, se, ep, done, [](block_index) {}); },  // collect_locked
+          epochs);
+      RL_ASSERT(epochs == (done.empty() ? 0u : 1u));
       shard_mutex.unlock($);
       if (!done.empty()) {  // release_items, then an allocation on another stream uses the block
         RL_ASSERT(*done.begin() == the_block);
