@@ -353,18 +353,7 @@ void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept
 }
 
 void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {
-  if (se.open.empty() && se.open_marks == 0) return;
-  event_handle e = backend_->acquire_event();
-  try {
-    backend_->record(e, se.stream);
-  } catch (...) {
-    backend_->release_event(e);
-    throw;
-  }
-  se.closed.push_back({e, std::move(se.open), se.open_seq});
-  se.open.clear();
-  se.open_marks = 0;
-  ++se.open_seq;
+  if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
   ++shard.closed;
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -422,10 +411,7 @@ void pool_core::close_open_epochs() {
 // Moves a completed epoch's blocks to `done`, takes them off the shard's pending counts, and lets
 // the heap's ranges freed in it (and before it) go to any stream. Under the shard's lock.
 void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done) {
-  backend_->release_event(ep.event);
-  for (const block_index b : ep.items) --shard.pending_blocks[blocks_[b].size_class()];
-  done.insert(done.end(), ep.items.begin(), ep.items.end());
-  se.completed.store(ep.seq, std::memory_order_release);  // pairs with stream_tag::resolved()
+  collect_epoch(backend_, se, ep, done, [&](block_index b) { --shard.pending_blocks[blocks_[b].size_class()]; });
   heap_.note_completion();
   --shard.closed;
   epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
@@ -439,12 +425,8 @@ std::size_t pool_core::reclaim(free_list_sink& sink) {
     std::lock_guard lock(shard.mutex);
     if (shard.closed == 0) continue;
     for (auto& [key, se] : shard.streams) {
-      // Epochs of one stream complete in order: stop at the first incomplete one.
-      while (!se.closed.empty() && backend_->query(se.closed.front().event)) {
-        collect_locked(shard, se, se.closed.front(), done);
-        se.closed.pop_front();
-        ++epochs;
-      }
+      // s: clang 14 does not capture a structured binding.
+      collect_completed(backend_, se, [&, &s = se](epoch& ep) { collect_locked(shard, s, ep, done); }, epochs);
     }
   }
   release_items(done, sink);

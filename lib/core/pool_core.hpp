@@ -40,6 +40,7 @@
 
 #include <cudapool/detail/core/block_table.hpp>
 #include <cudapool/detail/core/diagnostics.hpp>
+#include <cudapool/detail/core/epoch_protocol.hpp>
 #include <cudapool/detail/core/page_map.hpp>
 #include <cudapool/detail/core/segment_heap.hpp>
 #include <cudapool/detail/core/size_classes.hpp>
@@ -253,23 +254,11 @@ class pool_core {
   static constexpr std::size_t free_counter(size_class c) noexcept { return max_size_classes + c; }
   static constexpr std::size_t requested_counter = 2 * max_size_classes;
 
-  // An epoch: the blocks freed on one stream (and the number of large frees, which need nothing
-  // but the event) behind one event. Epochs of a stream are numbered from 1 in the order closed.
-  struct epoch {
-    event_handle event = nullptr;
-    std::vector<block_index> items;
-    std::uint64_t seq = 0;
-  };
-  struct stream_epochs {
-    stream_ref stream;
-    std::vector<block_index> open;
-    std::size_t open_marks = 0;   // large frees in the open epoch
-    std::uint64_t open_seq = 1;   // the number the open epoch gets when closed
-    std::deque<epoch> closed;
-    // The last epoch seen complete. Written under the shard's lock with release (pairs with the
-    // acquire of stream_tag::resolved(), which heap allocations on other streams read).
-    std::atomic<std::uint64_t> completed{0};
-  };
+  // A stream's epochs: the blocks freed on it (and the number of large frees, which need nothing
+  // but the event) behind one event each, and the last completed (core/epoch_protocol.hpp, whose
+  // close_epoch / collect_epoch / collect_completed the model test runs under Relacy).
+  using stream_epochs = basic_stream_epochs<std_atomics, stream_ref, event_handle, std::vector<block_index>, std::deque>;
+  using epoch = stream_epochs::epoch;
   struct alignas(64) epoch_shard {
     mutable std::mutex mutex;
     std::unordered_map<void*, stream_epochs> streams;  // GUARDED_BY(mutex)

@@ -173,24 +173,11 @@ void stream_free_lists::retire_stream(stream_ref s) {
   generation_.fetch_add(1, std::memory_order_release);
 }
 
-void stream_free_lists::record_stream(block_index b, stream_ref s) {
-  std::lock_guard lock(recorded_mutex_);
-  auto [it, fresh] = recorded_.try_emplace(b);
-  it->second.push_back(s);
-  if (fresh) recorded_count_.fetch_add(1, std::memory_order_relaxed);
-}
+void stream_free_lists::record_stream(block_index b, stream_ref s) { recorded_streams_.record(recorded_, b, s); }
 
 void stream_free_lists::wait_for_recorded(block_index b, stream_ref s) noexcept {
   std::vector<stream_ref> streams;
-  {
-    std::lock_guard lock(recorded_mutex_);
-    auto it = recorded_.find(b);
-    if (it == recorded_.end()) return;
-    streams = std::move(it->second);
-    recorded_.erase(it);
-    recorded_count_.fetch_sub(1, std::memory_order_relaxed);
-  }
-  wait_for(streams, s);
+  if (recorded_streams_.take(recorded_, b, streams)) wait_for(streams, s);
 }
 
 void stream_free_lists::wait_for(const std::vector<stream_ref>& streams, stream_ref s) noexcept {
@@ -209,29 +196,15 @@ void stream_free_lists::wait_for(const std::vector<stream_ref>& streams, stream_
   }
 }
 
-void stream_free_lists::record_large_stream(const void* p, stream_ref s) {
-  std::lock_guard lock(recorded_mutex_);
-  auto [it, fresh] = recorded_large_.try_emplace(p);
-  it->second.push_back(s);
-  if (fresh) recorded_count_.fetch_add(1, std::memory_order_relaxed);
-}
+void stream_free_lists::record_large_stream(const void* p, stream_ref s) { recorded_streams_.record(recorded_large_, p, s); }
 
 void stream_free_lists::settle_recorded_large(const void* p, const stream_ref* s) noexcept {
   std::vector<stream_ref> streams;
-  {
-    std::lock_guard lock(recorded_mutex_);
-    auto it = recorded_large_.find(p);
-    if (it == recorded_large_.end()) return;
-    streams = std::move(it->second);
-    recorded_large_.erase(it);
-    recorded_count_.fetch_sub(1, std::memory_order_relaxed);
-  }
-  if (s != nullptr) wait_for(streams, *s);  // an immediate free promises no pending work anywhere
+  if (recorded_streams_.take(recorded_large_, p, streams) && s != nullptr) wait_for(streams, *s);  // an immediate free promises no pending work anywhere
 }
 
 void stream_free_lists::forget_recorded(block_index b) noexcept {
-  std::lock_guard lock(recorded_mutex_);
-  if (recorded_.erase(b) > 0) recorded_count_.fetch_sub(1, std::memory_order_relaxed);
+  recorded_streams_.forget(recorded_, b);
 }
 
 std::size_t stream_free_lists::free_blocks(core::size_class c) const noexcept { return count(shared_[c].stack, c); }

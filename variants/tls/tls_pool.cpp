@@ -432,16 +432,12 @@ void tls_free_lists::flush_thread_cache() noexcept {
 }
 
 void tls_free_lists::claim(thread_cache* const* caches, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) caches[i]->drain_request.store(1, std::memory_order_relaxed);
-  core::heavy_fence(asymmetric_);
-  for (std::size_t i = 0; i < n; ++i) {
-    // Acquire pairs with end_op's release: the owner's last operation happens before the drain.
-    while (caches[i]->in_op.load(std::memory_order_acquire) != 0) core::backoff::cpu_relax();
-  }
+  core::claim_handshakes(core::asymmetric_fences{asymmetric_}, n,
+                         [caches](std::size_t i) -> core::owner_handshake& { return caches[i]->handshake; });
 }
 
 void tls_free_lists::unclaim(thread_cache& tc) noexcept {
-  tc.drain_request.store(0, std::memory_order_release);  // pairs with begin_op's acquire
+  tc.handshake.unclaim();
   tc.mutex.unlock();
 }
 

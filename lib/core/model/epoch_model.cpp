@@ -3,66 +3,130 @@
 // only after the event completed; and the segment heap's ranges freed on the stream, reusable on
 // other streams once stream_tag::resolved() sees the epoch completed.
 //
-// pool_core itself does not run under Relacy (its backend, its std::mutex shards and its heap
-// would all need Relacy twins), so this is a faithful small model of lib/core/pool_core.cpp, one
-// stream and one shard, step for step:
-//   defer / mark_stream_free   under the shard's lock: the block and a large-range mark join the
-//                              open epoch
-//   close_locked               under the lock: record the event, then the epoch joins `closed`
-//   reclaim / collect_locked   under the lock: query the oldest closed epoch's event; when it has
-//                              completed take its blocks and store-release stream_epochs::completed
-//   release_items              after the lock: the blocks go back to the free lists (here: reused
-//                              at once, as an allocation on another stream would)
-//   stream_tag::resolved()     acquire-load of `completed`: a heap range freed in the epoch is
-//                              reusable on another stream
+// The protocol's steps are the library's (core/epoch_protocol.hpp, which pool_core calls under its
+// shard locks): close_epoch (record the event, then publish the epoch in `closed`),
+// collect_completed and collect_epoch (query the oldest closed epoch's event; when it completed take
+// its blocks and store-release `completed`), on basic_stream_epochs, with basic_stream_tag's
+// resolved() (acquire) and safe_for on the reader's side. Instantiated with Relacy's atomics, a
+// backend twin (the event's two flags) and small fixed containers for the epochs' block lists; the
+// shard's std::mutex is an rl::mutex here, taken around each call as pool_core takes its own.
+// pool_core itself (its std::unordered_map of streams, pending counts, stats, heap) does not run.
+// One stream, one shard: the host's defer and mark_stream_free are the model's (a push_back and an
+// increment under the lock); release_items is a reuse of the block at once, as an allocation on
+// another stream would.
 // The device is a thread: stream S's kernel, enqueued before the frees, writes the block and the
 // range (rl::var: any access not ordered after it is a data race), then the event completes when S
 // reaches it (after it is recorded). A backend event that was never recorded queries as complete,
 // as cudaEventQuery does.
 //
-// Seeded bugs, each of which must be reported as a data race on device memory:
-//   CUB's DeviceFree race   the epoch made visible in `closed` under the lock, its event recorded
-//                           after unlocking: a reclaimer in between queries an unrecorded event,
-//                           sees it complete, and reuses the block while S still uses it
-//   completed w/o release   collect_locked's store of `completed` relaxed: a heap allocation on
+// Seeded bugs, each of which must be reported as a data race on device memory, each a policy of
+// the shared code:
+//   CUB's DeviceFree race   a backend whose record() takes effect only after the shard's lock is
+//                           released: the epoch is visible in `closed` with its event unrecorded, a
+//                           reclaimer in between queries it, sees it complete, and reuses the block
+//                           while S still uses it
+//   completed w/o release   release_dropped_atomics for basic_stream_epochs: a heap allocation on
 //                           another stream that sees the epoch resolved is not ordered after the
 //                           event, so its reuse races with S's kernel
-//   resolved() w/o acquire  the same race from the reader's side
+//   resolved() w/o acquire  load_acquire_dropped_atomics: the same race from the reader's side
+#include <cudapool/types.hpp>
+#include <cudapool/detail/core/epoch_protocol.hpp>
+#include <cudapool/detail/core/stream_tag.hpp>
 #include <cudapool/detail/core/model/model_check.hpp>
 
 namespace cudapool::core::model {
 namespace {
 
-enum class close_order { record_then_publish, publish_then_record };
+// The containers of the model's epochs: a fixed capacity, no allocation inside the simulation.
+template <class T, std::size_t N = 4>
+struct fixed_vector {
+  T data[N]{};
+  std::size_t n = 0;
+  fixed_vector() = default;
+  fixed_vector(fixed_vector&& o) noexcept : n(o.n) {
+    for (std::size_t i = 0; i < n; ++i) data[i] = o.data[i];
+    o.n = 0;
+  }
+  fixed_vector& operator=(fixed_vector&& o) noexcept {
+    n = o.n;
+    for (std::size_t i = 0; i < n; ++i) data[i] = o.data[i];
+    o.n = 0;
+    return *this;
+  }
+  [[nodiscard]] bool empty() const { return n == 0; }
+  void clear() { n = 0; }
+  void push_back(const T& v) {
+    RL_ASSERT(n < N);
+    data[n++] = v;
+  }
+  T* begin() { return data; }
+  T* end() { return data + n; }
+  const T* begin() const { return data; }
+  const T* end() const { return data + n; }
+  void insert(T* at, const T* first, const T* last) {
+    RL_ASSERT(at == end());
+    for (; first != last; ++first) push_back(*first);
+  }
+};
+template <class T>
+struct fixed_queue {
+  fixed_vector<T> items;
+  std::size_t head = 0;
+  [[nodiscard]] bool empty() const { return head == items.n; }
+  void push_back(T&& v) {
+    RL_ASSERT(items.n < 4);
+    items.data[items.n++] = std::move(v);
+  }
+  T& front() { return items.data[head]; }
+  void pop_front() { ++head; }
+};
 
-// Atomics: the policy of stream_epochs::completed (the backend's event flags are always sound).
-template <close_order Close, class Atomics>
-struct epoch_model : rl::test_suite<epoch_model<Close, Atomics>, 4> {
+using model_stream = int;
+constexpr model_stream stream_s = 1;
+constexpr block_index the_block = 7;
+
+// The backend's event of the epoch: recorded by the host, completed by the device. Deferred: the
+// CUB race's backend, whose record() takes effect when the host calls after_unlock().
+template <bool Deferred>
+struct model_backend {
+  relacy_atomics::atomic<int> event_recorded{0};
+  relacy_atomics::atomic<int> event_done{0};
+  bool record_pending = false;  // the host thread's own
+
+  int acquire_event() { return 1; }
+  void release_event(int) noexcept {}
+  void record(int, model_stream) {
+    if (Deferred) {
+      record_pending = true;
+    } else {
+      event_recorded.store(1, std::memory_order_release);
+    }
+  }
+  void after_unlock() {
+    if (record_pending) event_recorded.store(1, std::memory_order_release);
+  }
+  // cudaEventQuery: an event never recorded reports complete.
+  bool query(int) { return event_recorded.load(std::memory_order_acquire) == 0 || event_done.load(std::memory_order_acquire) == 1; }
+};
+
+// Atomics: the policy of basic_stream_epochs::completed (the backend's event flags are always sound).
+template <bool DeferredRecord, class Atomics>
+struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
   enum : unsigned { host_freer, device, reclaimer, heap_user };
   static inline std::uint64_t reuses = 0;  // iterations in which the block and the range were reused
 
-  // The shard (pool_core::epoch_shard) and stream S's stream_epochs, GUARDED_BY(shard_mutex).
+  using stream_epochs = basic_stream_epochs<Atomics, model_stream, int, fixed_vector<block_index>, fixed_queue>;
   rl::mutex shard_mutex;
-  rl::var<bool> open_block;    // se.open holds the block
-  rl::var<int> open_marks;     // se.open_marks: the large range freed on S
-  rl::var<bool> closed_block;  // se.closed.front() holds the block
-  rl::var<bool> has_closed;    // se.closed is not empty
-  // stream_epochs::completed: written by collect_locked under the lock, read by resolved() without.
-  typename Atomics::template atomic<std::uint64_t> completed{0};
-
-  // The backend's event of the epoch: recorded by the host, completed by the device.
-  relacy_atomics::atomic<int> event_recorded{0};
-  relacy_atomics::atomic<int> event_done{0};
+  stream_epochs se;  // GUARDED_BY(shard_mutex), but `completed`
+  model_backend<DeferredRecord> backend_twin;
+  model_backend<DeferredRecord>* backend = &backend_twin;
 
   // Device memory of the freed block and of the freed large range.
   rl::var<int> block_memory;
   rl::var<int> range_memory;
 
   void before() {
-    open_block($) = false;
-    open_marks($) = 0;
-    closed_block($) = false;
-    has_closed($) = false;
+    se.stream = stream_s;
     block_memory($) = 0;
     range_memory($) = 0;
   }
@@ -84,55 +148,50 @@ struct epoch_model : rl::test_suite<epoch_model<Close, Atomics>, 4> {
   // deallocate(block, S), deallocate(range, S), then a close (epoch_batch reached, or flush_stream).
   void free_and_close() {
     shard_mutex.lock($);
-    open_block($) = true;  // defer
-    open_marks($) = open_marks($) + 1;  // mark_stream_free
+    se.open.push_back(the_block);  // defer
+    ++se.open_marks;               // mark_stream_free
     shard_mutex.unlock($);
 
     shard_mutex.lock($);  // close_locked
-    if (Close == close_order::record_then_publish) event_recorded.store(1, std::memory_order_release);
-    closed_block($) = open_block($);
-    has_closed($) = true;
-    open_block($) = false;
-    open_marks($) = 0;
+    const bool closed = close_epoch(backend, se);
+    RL_ASSERT(closed);
     shard_mutex.unlock($);
-    if (Close == close_order::publish_then_record) event_recorded.store(1, std::memory_order_release);
+    backend_twin.after_unlock();
   }
 
   // Stream S: its kernel uses the block and the range, then it reaches the event once recorded.
   void run_stream() {
     block_memory($) = 1;
     range_memory($) = 1;
-    while (event_recorded.load(std::memory_order_acquire) == 0) rl::yield(1, $);
-    event_done.store(1, std::memory_order_release);
-  }
-
-  // cudaEventQuery: an event never recorded reports complete.
-  bool query_event() {
-    return event_recorded.load(std::memory_order_acquire) == 0 || event_done.load(std::memory_order_acquire) == 1;
+    while (backend_twin.event_recorded.load(std::memory_order_acquire) == 0) rl::yield(1, $);
+    backend_twin.event_done.store(1, std::memory_order_release);
   }
 
   void reclaim_and_reuse() {
     for (int attempt = 0; attempt < 2; ++attempt) {
-      bool got = false;
+      fixed_vector<block_index> done;
       shard_mutex.lock($);  // reclaim
-      if (has_closed($) && query_event()) {
-        got = closed_block($);  // collect_locked
-        completed.store(1, std::memory_order_release);
-        has_closed($) = false;
-        closed_block($) = false;
-      }
+      std::size_t epochs = 0;
+      collect_completed(
+          backend, se,
+          [&](typename stream_epochs::epoch& ep) { collect_epoch(backend, se, ep, done, [](block_index) {}); },  // collect_locked
+          epochs);
+      RL_ASSERT(epochs == (done.empty() ? 0u : 1u));
       shard_mutex.unlock($);
-      if (got) {  // release_items, then an allocation on another stream uses the block
+      if (!done.empty()) {  // release_items, then an allocation on another stream uses the block
+        RL_ASSERT(*done.begin() == the_block);
         block_memory($) = 2;
         return;
       }
     }
   }
 
-  // The heap hands the range freed on S to another stream once its tag resolves.
+  // The heap hands the range freed on S (epoch 1's tag) to another stream once the tag resolves.
   void allocate_large_elsewhere() {
+    static const int other_stream = 2;
+    const basic_stream_tag<Atomics> tag{&se.completed, 1, &stream_s, true};
     for (int attempt = 0; attempt < 2; ++attempt) {
-      if (completed.load(std::memory_order_acquire) >= 1) {  // stream_tag::resolved()
+      if (safe_for(tag, stream_use{&other_stream, true})) {
         range_memory($) = 2;
         return;
       }
@@ -146,15 +205,15 @@ struct epoch_model : rl::test_suite<epoch_model<Close, Atomics>, 4> {
 
 int main() {
   using namespace cudapool::core::model;
+  using sound = epoch_model<false, relacy_atomics>;
   model_checks m;
-  m.sound<epoch_model<close_order::record_then_publish, relacy_atomics>>(
-      "epochs: free, close (record, then publish), reclaim on another thread, reuse", 100000,
-      epoch_model<close_order::record_then_publish, relacy_atomics>::reuses);
-  m.seeded<epoch_model<close_order::publish_then_record, relacy_atomics>>(
-      "epochs: event recorded after unlocking (CUB DeviceFree race)", rl::test_result_data_race, 100000);
-  m.seeded<epoch_model<close_order::record_then_publish, release_dropped_atomics>>(
-      "epochs: collect_locked's store of completed without release", rl::test_result_data_race, 100000);
-  m.seeded<epoch_model<close_order::record_then_publish, load_acquire_dropped_atomics>>(
-      "epochs: stream_tag::resolved()'s load without acquire", rl::test_result_data_race, 100000);
+  m.sound<sound>("epochs: free, close (record, then publish), reclaim on another thread, reuse", 100000,
+                 sound::reuses);
+  m.seeded<epoch_model<true, relacy_atomics>>("epochs: event recorded after unlocking (CUB DeviceFree race)",
+                                              rl::test_result_data_race, 100000);
+  m.seeded<epoch_model<false, release_dropped_atomics>>("epochs: collect_locked's store of completed without release",
+                                                        rl::test_result_data_race, 100000);
+  m.seeded<epoch_model<false, load_acquire_dropped_atomics>>("epochs: stream_tag::resolved()'s load without acquire",
+                                                             rl::test_result_data_race, 100000);
   return m.exit_code();
 }

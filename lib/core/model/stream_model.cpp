@@ -1,9 +1,10 @@
 // stream_model.cpp - Relacy models of the stream pool's partitions (variants/stream/): the partition
 // steal of basic_pool::refill (steal_mode::completed: take, query the donor's stream, push back if
 // busy; steal_mode::ordered: take behind a device-side wait), retire_stream racing an allocation on
-// the retired stream, and record_stream. steal_from and drain_partition (stream/partition_steal.hpp)
-// and tagged_stack are the library's code, instantiated with Relacy's atomics; the backend (a
-// stream query, an event, a device-side wait) and pool_core's epoch are the model's.
+// the retired stream, and record_stream. steal_from and drain_partition (stream/partition_steal.hpp),
+// basic_recorded_streams (core/recorded_streams.hpp) and tagged_stack are the library's code,
+// instantiated with Relacy's atomics; the backend (a stream query, an event, a device-side wait),
+// pool_core's epoch and the recorded streams' map are the model's.
 //
 // Streams are device threads where their order matters: a kernel is a use of the blocks' device
 // memory (model_blocks.hpp's payload, an rl::var), and a stream's completion is a release store its
@@ -20,10 +21,14 @@
 //   retire_stream draining one class      a block left in the retired partition: assert
 //   retire_stream without an epoch        the retired blocks reused before the stream's work
 //                                         completed: data race
-//   record_stream not counted             the free skips the wait for the recorded stream: data race
+//   record_stream not counted             a map that reports the record's key present: the free
+//                                         skips the wait for the recorded stream: data race
 #include <cudapool/detail/stream/partition_steal.hpp>
 
 #include <array>
+#include <utility>
+
+#include <cudapool/detail/core/recorded_streams.hpp>
 
 #include <cudapool/detail/core/model/model_check.hpp>
 #include <cudapool/detail/core/model/model_blocks.hpp>
@@ -313,24 +318,66 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
 
 // ---- record_stream ------------------------------------------------------------------------------
 
-enum class record_bug { none, not_counted };
+// The mutex policy of basic_recorded_streams (std::mutex in the library).
+struct model_mutex {
+  rl::mutex m;
+  void lock() { m.lock($); }
+  void unlock() { m.unlock($); }
+};
 
-// 4 threads; a faithful small model of stream_free_lists::record_stream, push(c, b, s) and
-// wait_for_recorded (their std::unordered_map under a std::mutex does not run under Relacy), with
-// the library's tagged_stack as S's partition. A thread records block b (live, allocated on S) on
-// S2 and enqueues a kernel using it on S2, then hands b to a second thread (release/acquire), which
-// frees it on S (after S waits, device-side, for S2's work so far), allocates it on S again and
-// enqueues a kernel on S. S2's and S's device threads run them.
-template <record_bug Bug>
-struct record_stream_model : rl::test_suite<record_stream_model<Bug>, 4> {
+// The map policy (std::unordered_map<block_index, std::vector<stream_ref>> in the library): one
+// entry at most, its stream list a fixed array. Forgetful: the seeded bug's map, whose try_emplace
+// reports the key as already present (never fresh), so that record() adds the stream uncounted.
+template <bool Forgetful>
+struct one_entry_map {
+  struct stream_list {
+    int streams[2] = {};
+    int n = 0;
+    void push_back(int s) {
+      RL_ASSERT(n < 2);
+      streams[n++] = s;
+    }
+  };
+  using value_type = std::pair<block_index, stream_list>;
+  using iterator = value_type*;
+  value_type slot;
+  rl::var<bool> used;  // an access not under the mutex is a data race
+
+  void reset() { used($) = false; }
+  iterator end() { return nullptr; }
+  iterator find(block_index k) { return used($) && slot.first == k ? &slot : nullptr; }
+  std::pair<iterator, bool> try_emplace(block_index k) {
+    if (used($)) return {&slot, false};
+    slot = {k, {}};
+    used($) = true;
+    return {&slot, !Forgetful};
+  }
+  void erase(iterator) { used($) = false; }
+  std::size_t erase(block_index k) {
+    if (find(k) == end()) return 0;
+    used($) = false;
+    return 1;
+  }
+};
+
+constexpr int stream_s2 = 2;
+
+// 4 threads; the library's basic_recorded_streams (core/recorded_streams.hpp: record_stream's
+// record, the free's any() and take) with Relacy's atomics and mutex and a one-entry map, and the
+// library's tagged_stack as S's partition. A thread records block b (live, allocated on S) on S2
+// and enqueues a kernel using it on S2, then hands b to a second thread (release/acquire), which
+// frees it on S (push(c, b, s): any(), then wait_for_recorded's take, then S waits, device-side,
+// for S2's work so far), allocates it on S again and enqueues a kernel on S. S2's and S's device
+// threads run them. Forgetful: the seeded map (record_stream not counted).
+template <bool Forgetful>
+struct record_stream_model : rl::test_suite<record_stream_model<Forgetful>, 4> {
   enum : unsigned { recorder, freer, device_s2, device_s };
   static inline std::uint64_t reached = 0;  // iterations in which S's wait found S2's kernel running
 
   table_of<1> table;
   stack partition_s;
-  rl::mutex recorded_mutex;
-  rl::var<bool> recorded;                            // GUARDED_BY(recorded_mutex): b -> {S2}
-  relacy_atomics::atomic<std::size_t> recorded_count{0};
+  basic_recorded_streams<relacy_atomics, model_mutex> recorded_streams;  // stream_free_lists::recorded_streams_
+  one_entry_map<Forgetful> recorded;                                      // stream_free_lists::recorded_
   relacy_atomics::atomic<int> handed{0};
   relacy_atomics::atomic<int> s2_queue{0};
   relacy_atomics::atomic<int> s2_done{0};
@@ -340,30 +387,23 @@ struct record_stream_model : rl::test_suite<record_stream_model<Bug>, 4> {
 
   void before() {
     table.reset(true);
-    recorded($) = false;
+    recorded.reset();
     s_waits($) = false;
     waited_busy($) = false;
   }
   void thread(unsigned id) {
     if (id == recorder) {
-      recorded_mutex.lock($);  // record_stream(b, S2)
-      const bool fresh = !recorded($);
-      recorded($) = true;
-      if (fresh && Bug != record_bug::not_counted) recorded_count.fetch_add(1, std::memory_order_relaxed);
-      recorded_mutex.unlock($);
-      s2_queue.store(1, std::memory_order_release);  // a kernel using b on S2
+      recorded_streams.record(recorded, block_index{0}, stream_s2);  // record_stream(b, S2)
+      s2_queue.store(1, std::memory_order_release);                  // a kernel using b on S2
       handed.store(1, std::memory_order_release);
     } else if (id == freer) {
       while (handed.load(std::memory_order_acquire) == 0) rl::yield(1, $);
-      if (recorded_count.load(std::memory_order_relaxed) != 0) {  // push(c, b, S): wait_for_recorded
-        recorded_mutex.lock($);
-        const bool was = recorded($);
-        if (was) {
-          recorded($) = false;
-          recorded_count.fetch_sub(1, std::memory_order_relaxed);
+      if (recorded_streams.any()) {  // push(c, b, S): wait_for_recorded
+        typename one_entry_map<Forgetful>::stream_list streams;
+        if (recorded_streams.take(recorded, block_index{0}, streams)) {
+          RL_ASSERT(streams.n == 1 && streams.streams[0] == stream_s2);
+          s_waits($) = true;  // order_after(S, S2): S waits for S2's work so far
         }
-        recorded_mutex.unlock($);
-        if (was) s_waits($) = true;  // order_after(S, S2): S waits for S2's work so far
       }
       table.give_up(0);
       partition_s.push(table, 0, no_backoff);
@@ -412,9 +452,9 @@ int main() {
                                                         rl::test_result_user_assert_failed, 100000);
   m.seeded<retire_model<retire_bug::no_epoch>>("stream retire_stream: blocks shared without an epoch",
                                                rl::test_result_data_race, 100000);
-  m.sound<record_stream_model<record_bug::none>>("stream record_stream: the free waits for the recorded stream",
-                                                 100000, record_stream_model<record_bug::none>::reached);
-  m.seeded<record_stream_model<record_bug::not_counted>>("stream record_stream not counted",
+  m.sound<record_stream_model<false>>("stream record_stream: the free waits for the recorded stream", 100000,
+                                      record_stream_model<false>::reached);
+  m.seeded<record_stream_model<true>>("stream record_stream not counted",
                                                          rl::test_result_data_race, 100000);
   return m.exit_code();
 }

@@ -38,6 +38,7 @@
 #include <oneapi/tbb/concurrent_unordered_map.h>
 
 #include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/recorded_streams.hpp>
 #include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
@@ -66,7 +67,7 @@ class stream_free_lists {
   }
   // Thread-safe. A stream-ordered free: into s's partition (after s waits for recorded streams).
   void push(core::size_class c, block_index b, stream_ref s) noexcept {
-    if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] wait_for_recorded(b, s);
+    if (recorded_streams_.any()) [[unlikely]] wait_for_recorded(b, s);
     if (partition* p = find(s)) [[likely]] {
       p->stacks[c].stack.push(blocks_, b, backoff_);
     } else {
@@ -75,7 +76,7 @@ class stream_free_lists {
   }
   // Thread-safe. An immediate free (no pending device work anywhere).
   [[gnu::always_inline]] void push(core::size_class c, block_index b) noexcept {
-    if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] forget_recorded(b);
+    if (recorded_streams_.any()) [[unlikely]] forget_recorded(b);
     shared_[c].stack.push(blocks_, b, backoff_);
   }
   void push_chain(core::size_class c, core::block_chain chain) noexcept {
@@ -104,7 +105,7 @@ class stream_free_lists {
   // the device, for the recorded streams (stream-ordered free on *s), or forget them (immediate).
   void record_large_stream(const void* p, stream_ref s);
   void before_large_free(const void* p, const stream_ref* s) noexcept {
-    if (recorded_count_.load(std::memory_order_relaxed) != 0) [[unlikely]] settle_recorded_large(p, s);
+    if (recorded_streams_.any()) [[unlikely]] settle_recorded_large(p, s);
   }
   void retire_stream(stream_ref s);
   // For out_of_memory's report: the free bytes of each stream's partition and the bytes in use
@@ -187,10 +188,10 @@ class stream_free_lists {
   core::segmented_table<std::atomic<std::uint32_t>> owner_;  // block index -> partition number
   std::mutex owner_mutex_;                                    // serialises owner_.grow_to
 
-  std::atomic<std::size_t> recorded_count_{0};     // entries in recorded_
-  std::mutex recorded_mutex_;
-  std::unordered_map<block_index, std::vector<stream_ref>> recorded_;  // GUARDED_BY(recorded_mutex_)
-  std::unordered_map<const void*, std::vector<stream_ref>> recorded_large_;  // GUARDED_BY(recorded_mutex_)
+  // record_stream's count of entries and mutex (core/recorded_streams.hpp), over these two maps.
+  core::recorded_streams recorded_streams_;
+  std::unordered_map<block_index, std::vector<stream_ref>> recorded_;  // GUARDED_BY(recorded_streams_)
+  std::unordered_map<const void*, std::vector<stream_ref>> recorded_large_;  // GUARDED_BY(recorded_streams_)
 };
 
 using stream_pool = basic_pool<stream_free_lists>;

@@ -32,6 +32,7 @@
 #include <cudapool/detail/core/basic_pool.hpp>
 #include <cudapool/detail/core/asymmetric_fence.hpp>
 #include <cudapool/detail/core/block_table.hpp>
+#include <cudapool/detail/core/owner_handshake.hpp>
 #include <cudapool/detail/core/tagged_stack.hpp>
 
 namespace cudapool {
@@ -113,10 +114,10 @@ class tls_free_lists {
   // exit) under `mutex`. A drainer holds `mutex`, sets `drain_request`, runs the heavy side of an
   // asymmetric fence and waits for `in_op` to be 0; an owner sets `in_op`, runs the light side and
   // leaves for the mutex path if it sees `drain_request`. So the owner's fast path never overlaps a
-  // drain, and costs plain loads and stores.
+  // drain, and costs plain loads and stores. The handshake is core/owner_handshake.hpp's, which
+  // the model test (core/model/tls_cache_model.cpp) runs under Relacy.
   struct alignas(64) thread_cache {
-    std::atomic<std::uint32_t> in_op{0};          // owner: 1 inside a fast-path operation
-    std::atomic<std::uint32_t> drain_request{0};  // drainer: 1 while it holds the cache
+    core::owner_handshake handshake;  // in_op (owner) and drain_request (drainer)
     std::mutex mutex;                             // owner's slow paths and drainers
     std::uint64_t ops = 0;       // operations so far (owner); read by the idle pass while it drains
     std::uint64_t ops_seen = 0;  // ops at the previous idle pass (idle pass only)
@@ -132,16 +133,8 @@ class tls_free_lists {
     std::unique_ptr<queue_tokens[]> tokens;
   };
 
-  bool begin_op(thread_cache& tc) noexcept {
-    tc.in_op.store(1, std::memory_order_relaxed);
-    core::light_fence(asymmetric_);
-    // Acquire: if this reads a drainer's release of 0, the drain's writes happen before our reads.
-    if (tc.drain_request.load(std::memory_order_acquire) == 0) [[likely]] return true;
-    end_op(tc);
-    return false;
-  }
-  // Release pairs with the drainer's acquire wait on in_op.
-  static void end_op(thread_cache& tc) noexcept { tc.in_op.store(0, std::memory_order_release); }
+  bool begin_op(thread_cache& tc) noexcept { return tc.handshake.begin_op(core::asymmetric_fences{asymmetric_}); }
+  static void end_op(thread_cache& tc) noexcept { tc.handshake.end_op(); }
   // A drainer's hold on caches: claim() with their mutexes held, one heavy fence for all of them.
   void claim(thread_cache* const* caches, std::size_t n) noexcept;
   static void unclaim(thread_cache& tc) noexcept;
