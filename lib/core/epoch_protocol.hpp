@@ -38,6 +38,7 @@ struct basic_stream_epochs {
   Stream stream;
   Items open;
   std::size_t open_marks = 0;   // large frees in the open epoch
+  std::size_t open_mark_bytes = 0;  // their requested bytes (pool_core::note_mark_bytes)
   std::uint64_t open_seq = 1;   // the number the open epoch gets when closed
   Queue<epoch> closed;
   // The last epoch seen complete. Written under the shard's lock with release (pairs with the
@@ -61,6 +62,7 @@ bool close_epoch(const Backend& backend, Epochs& se) {
   se.closed.push_back({e, std::move(se.open), se.open_seq});
   se.open.clear();
   se.open_marks = 0;
+  se.open_mark_bytes = 0;
   ++se.open_seq;
   return true;
 }

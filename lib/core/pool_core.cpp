@@ -135,7 +135,13 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   }
   std::size_t requested = 0;
   const segment_heap::free_result result = heap_.free(p, segment_heap::kind::large, tag, &requested);
-  if (result != segment_heap::free_result::freed && tag.completed != nullptr) unmark_stream_free(*stream, tag);
+  if (tag.completed != nullptr) {
+    if (result != segment_heap::free_result::freed) {
+      unmark_stream_free(*stream, tag);
+    } else if (heap_.several_streams()) {
+      note_mark_bytes(*stream, tag, requested);
+    }
+  }
   switch (result) {
     case segment_heap::free_result::freed:
       large_frees_.fetch_add(1, std::memory_order_relaxed);
@@ -350,6 +356,27 @@ void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept
   const auto it = shard.streams.find(s.native());
   // Once its epoch is closed the mark costs one event that covers nothing; it changes no block.
   if (it != shard.streams.end() && it->second.open_seq == tag.epoch && it->second.open_marks > 0) --it->second.open_marks;
+}
+
+// An epoch's large ranges are closed behind their event once they hold this share of the mapped
+// bytes. Without it the epoch of a stream whose small frees never join an epoch (the stream
+// variant's partitions) stayed open until epoch_batch large frees or a miss, and a miss right after
+// closing finds the new event not yet complete: the heap grew while the ranges waited.
+constexpr std::size_t mark_close_share = 16;
+
+void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t bytes) noexcept {
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  const auto it = shard.streams.find(s.native());
+  if (it == shard.streams.end() || it->second.open_seq != tag.epoch) return;  // closed meanwhile
+  stream_epochs& se = it->second;
+  se.open_mark_bytes += bytes;
+  if (se.open_mark_bytes < heap_.mapped_bytes() / mark_close_share) return;
+  try {
+    close_locked(shard, se);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
+  }
 }
 
 void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {

@@ -273,6 +273,10 @@ class pool_core {
   // Takes back the mark of a stream-ordered free the heap rejected (a foreign, interior or double
   // free), so that the rejected free opens no epoch.
   void unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept;
+  // After a large range of `bytes` was freed under tag: with several streams in the heap, closes
+  // the open epoch once its ranges hold a sixteenth of the mapped bytes (mark_close_share), so that
+  // other streams can reuse them as soon as the stream reaches them, not at the next miss.
+  void note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t bytes) noexcept;
   void report_leaks() const;
   [[nodiscard]] std::size_t in_use_bytes_now() const noexcept;
   void sample_peaks() const noexcept;

@@ -654,6 +654,7 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
       first_stream_ = e.tag.completed;
     } else {
       multi_stream_ = true;
+      several_streams_.store(true, std::memory_order_relaxed);
     }
   }
   e.requested = 0;

@@ -152,6 +152,35 @@ TEST_F(StreamPool, ABusyStreamsSurplusServesAnotherOnceItsEventCompletes) {
   pool.retire_stream(b);
 }
 
+// With several streams in the heap, a large range's epoch closes once its ranges hold a share of
+// the mapped bytes (the stream variant's small frees never close epochs): another stream reuses the
+// range as soon as the freeing stream has reached it, not only after a miss records the event.
+TEST_F(StreamPool, ALargeFreeOnAStreamServesAnotherOnceTheStreamHasReachedIt) {
+  stream_pool pool(device);
+  constexpr std::size_t big = 8 << 20;
+  // Both streams in the heap, with ranges too small for the request below.
+  for (stream_ref s : {a, b}) pool.deallocate(pool.allocate(2 << 20, s), s);
+  device->synchronize_device();
+  void* p = pool.allocate(big, a);
+  device->fill(a, p, big, 0xA);
+  const std::uint64_t events = pool.stats().events_recorded;
+  pool.deallocate(p, a);  // one free, far below epoch_batch: closed for its bytes
+  EXPECT_EQ(pool.stats().events_recorded, events + 1);
+  device->synchronize(a);  // a has reached the free
+  device->pause(a);        // and is busy from now on: an event recorded now would not complete
+  const std::uint64_t maps = pool.stats().heap.maps;
+  void* q = pool.allocate(big, b);
+  EXPECT_EQ(pool.stats().heap.maps, maps) << "grew while p's range was reusable";
+  device->fill(b, q, big, 0xB);
+  device->resume(a);
+  device->synchronize_device();
+  device->verify(b, q, big, 0xB);
+  EXPECT_EQ(device->verification_report().mismatched_ranges, 0u);
+  pool.deallocate(q, b);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
 // A stream that has run all its work gives its partition's blocks to another stream without a
 // wait and without growth (a stream query, no event).
 TEST_F(StreamPool, AnIdleStreamsBlocksServeAnotherWithoutAWait) {
