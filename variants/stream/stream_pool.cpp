@@ -1,7 +1,6 @@
 #include <cudapool/stream_pool.hpp>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
 
 #include <cudapool/detail/stream/partition_steal.hpp>
@@ -97,33 +96,13 @@ struct partition_donor {
 };
 }  // namespace
 
-template <class F>
-void stream_free_lists::scan_others(const partition* mine, core::size_class c, std::size_t limit, F&& f) {
-  // Concurrent traversal is safe; entries are never erased. Two passes: from the cursor's
-  // position to the end, then from the start up to it.
-  const std::size_t n = partitions_.size();
-  const std::size_t from = n == 0 ? 0 : scan_cursor_.fetch_add(1, std::memory_order_relaxed) % n;
-  std::size_t visited = 0;
-  for (int pass = 0; pass < 2; ++pass) {
-    std::size_t i = 0;
-    for (auto& [sid, p] : partitions_) {
-      const bool in_pass = pass == 0 ? i >= from : i < from;
-      ++i;
-      if (!in_pass || p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
-      if (f(*p) || ++visited >= limit) return;
-    }
-  }
-}
-
 block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::steal_mode mode) {
   partition* mine = find(s);
-  block_index got = no_block;
-  // The completed steal asks scan_donors streams; under pressure (ordered) every partition counts.
-  const std::size_t limit = mode == core::steal_mode::completed ? scan_donors : SIZE_MAX;
-  scan_others(mine, c, limit, [&](partition& p) {
-    partition_donor donor{core_, s, p.stream};
-    const core::block_chain chain = steal_from(p.stacks[c].stack, blocks_, mode, donor, backoff_);
-    if (chain.empty()) return false;
+  for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
+    if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
+    partition_donor donor{core_, s, p->stream};
+    const core::block_chain chain = steal_from(p->stacks[c].stack, blocks_, mode, donor, backoff_);
+    if (chain.empty()) continue;
     note_owner(chain.head, mine != nullptr ? mine->number : 0);
     if (chain.count > 1) {
       const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
@@ -133,31 +112,30 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::ste
         core_.defer_chain({rest, chain.tail, chain.count - 1}, s);
       }
     }
-    got = chain.head;
-    return true;
-  });
-  return got;
+    return chain.head;
+  }
+  return no_block;
 }
 
 std::size_t stream_free_lists::donate(core::size_class c, stream_ref s) noexcept {
   partition* mine = find(s);
   std::size_t moved = 0;
-  scan_others(mine, c, scan_donors, [&](partition& p) {
-    const core::block_chain chain = donate_from(p.stacks[c].stack, blocks_, batch_[c], backoff_);
-    if (chain.empty()) return false;
+  for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
+    if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
+    const core::block_chain chain = donate_from(p->stacks[c].stack, blocks_, batch_[c], backoff_);
+    if (chain.empty()) continue;
     try {
-      core_.defer_chain(chain, p.stream);
+      core_.defer_chain(chain, p->stream);
     } catch (const std::exception& e) {
       // Thrown before the chain joined the epoch (out of host memory): it goes back. Thrown by the
       // event after: the blocks are pending in the open epoch, which a later close records.
       const auto state = core::block_entry::state_of(blocks_[chain.head].meta.load(std::memory_order_relaxed));
-      if (state != core::block_state::pending) p.stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
+      if (state != core::block_state::pending) p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
       std::fprintf(stderr, "cudapool: donating a stream partition's blocks failed: %s\n", e.what());
-      return false;
+      continue;
     }
     moved += chain.count;
-    return false;  // every donor within the limit gives its surplus
-  });
+  }
   return moved;
 }
 

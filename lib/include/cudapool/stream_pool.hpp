@@ -182,16 +182,6 @@ class stream_free_lists {
   // line per class, freed with the pool.)
   std::atomic<std::uint64_t> generation_{1};
   tbb::concurrent_unordered_map<std::uint64_t, partition*> partitions_;  // by stream id
-  // The allocation path's look at other partitions before growth (the completed steal, the
-  // donation) asks at most scan_donors of them, from a cursor that moves on each time: with 64
-  // streams, querying every other stream on every miss cost the variant 9% of a 64-thread server's
-  // requests (serve/mixed, H200 call v). Pressure (the ordered steal) still looks at all of them.
-  static constexpr std::size_t scan_donors = 4;
-  std::atomic<std::size_t> scan_cursor_{0};
-  // f(partition&) for the other partitions of class c with blocks, from the cursor, until f returns
-  // true or `limit` were visited.
-  template <class F>
-  void scan_others(const partition* mine, core::size_class c, std::size_t limit, F&& f);
   mutable std::mutex partitions_mutex_;  // serialises creation, retirement and trims (lookups take no lock)
   std::vector<std::unique_ptr<partition>> owned_;  // GUARDED_BY(partitions_mutex_); freed with the pool
 
