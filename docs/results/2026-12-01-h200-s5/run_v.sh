@@ -8,6 +8,9 @@
 # (5) Replay (stream-ordered), every trace, the pools and cudaMallocAsync. (6) A 120 s mixed soak
 # of the stream variant (64 threads, 16 streams), as call q's. (7) PyTorch workloads.py: torch,
 # torch-expandable, the plug-in's tls and stream, tls with 256 KiB classes, tls with remap 1.02.
+# Calls: v (PARTS="tests hot serve", code fdb6c1e), v2 (the bounded partition scan bf6bbf3, since
+# reverted; PARTS="tests serve replay soak torch"), v3 (code a44a01e = fdb6c1e; PARTS="serve soak",
+# SERVE_FILTER mixed only).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 PARTS=${PARTS:-tests hot serve replay soak torch}; has() { [[ " $PARTS " == *" $1 "* ]]; }
 o=$OUT/${CALL:-v}; mkdir -p $o; start=$(date +%s); export LD_LIBRARY_PATH=$PWD/.bundle/lib
@@ -34,7 +37,7 @@ if has hot; then
   done; el fresh
 fi
 has serve && { timeout 400 $B/bench --backend=cuda --traces= \
-  --benchmark_filter='^serve/(mutex|lockfree|tls|stream|tls-mr|cudaMallocAsync|cub|none)/(small|mixed)/real_time/threads:(16|64)$' \
+  --benchmark_filter="${SERVE_FILTER:-^serve/(mutex|lockfree|tls|stream|tls-mr|cudaMallocAsync|cub|none)/(small|mixed)/real_time/threads:(16|64)\$}" \
   --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
   --benchmark_out=$o/serve.json --benchmark_out_format=json > /dev/null 2>$o/serve.err; el serve rc=$?; }
 has replay && { timeout 200 $B/bench --backend=cuda --traces=.bundle/traces \
