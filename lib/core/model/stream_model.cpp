@@ -1,7 +1,7 @@
 // stream_model.cpp - Relacy models of the stream pool's partitions (variants/stream/): the partition
 // steal of basic_pool::refill (steal_mode::completed: take, query the donor's stream, push back if
 // busy; steal_mode::ordered: take behind a device-side wait), retire_stream racing an allocation on
-// the retired stream, and record_stream. steal_from and drain_partition (stream/partition_steal.hpp),
+// the retired stream, the donation of a partition's surplus (donate_from), and record_stream. steal_from and drain_partition (stream/partition_steal.hpp),
 // basic_recorded_streams (core/recorded_streams.hpp) and tagged_stack are the library's code,
 // instantiated with Relacy's atomics; the backend (a stream query, an event, a device-side wait),
 // pool_core's epoch and the recorded streams' map are the model's.
@@ -18,6 +18,10 @@
 //                                         the partition's next pop reads the chain's tail link
 //                                         stale and loses the block pushed meanwhile: broken stack
 //   ordered steal without the wait        the taker's kernel races the donor's: data race
+//   donation without the epoch            the donated blocks reused before P's work completed:
+//                                         data race
+//   donation's push-back without release  the partition's next pop reads the kept chain's link
+//                                         stale: broken stack
 //   retire_stream draining one class      a block left in the retired partition: assert
 //   retire_stream without an epoch        the retired blocks reused before the stream's work
 //                                         completed: data race
@@ -316,6 +320,95 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
   }
 };
 
+// ---- donation (donate_from) ----------------------------------------------------------------------
+
+enum class donate_bug { none, no_epoch, push_back_relaxed };
+
+// 4 threads. P's partition holds blocks 0, 1 and 2, freed on P behind P's kernel. P's host
+// allocates and frees on P (a pop, then a push of the same block: stream order, no device use to
+// model) while a miss on S donates P's surplus (donate_from, keeping one block; the rest join an
+// epoch behind an event recorded on P now: pool_core::defer_chain); a thread on another stream
+// reclaims the epoch once its event completed and reuses a block; P's device thread runs the kernel
+// and completes.
+template <donate_bug Bug>
+struct donate_model : rl::test_suite<donate_model<Bug>, 4> {
+  enum : unsigned { owner_p, donor, other_stream, device_p };
+  static inline std::uint64_t reached = 0;  // iterations with a donation and a reuse elsewhere
+
+  table_of<3> table;
+  stack partition_p;
+  stack shared;
+  relacy_atomics::atomic<int> p_done{0};
+  rl::mutex shard_mutex;
+  rl::var<bool> epoch_open;  // GUARDED_BY(shard_mutex)
+  block_chain epoch_chain;   // GUARDED_BY(shard_mutex)
+  rl::var<bool> donated;
+  rl::var<bool> reused_elsewhere;
+
+  void before() {
+    weakened_in_scope::reset();
+    table.reset(false);
+    for (block_index b = 3; b-- > 0;) partition_p.push(table, b, no_backoff);
+    epoch_open($) = false;
+    donated($) = false;
+    reused_elsewhere($) = false;
+  }
+  void thread(unsigned id) {
+    if (id == owner_p) {
+      const block_index b = partition_p.pop(table, no_backoff);
+      if (b == no_block) return;
+      table.claim(b);
+      table.give_up(b);
+      partition_p.push(table, b, no_backoff);  // freed on P again: P's order protects it
+    } else if (id == donor) {
+      block_chain rest;
+      {
+        weakened_in_scope w(Bug == donate_bug::push_back_relaxed ? weakening::release_dropped : weakening::none);
+        rest = donate_from(partition_p, table, 1, no_backoff);
+      }
+      if (rest.empty()) return;
+      donated($) = true;
+      if (Bug == donate_bug::no_epoch) {
+        shared.push_chain(table, rest.head, rest.tail, no_backoff);
+        return;
+      }
+      shard_mutex.lock($);  // defer_chain: the epoch and its event, recorded on P now
+      epoch_chain = rest;
+      epoch_open($) = true;
+      shard_mutex.unlock($);
+    } else if (id == other_stream) {
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        block_chain done;
+        shard_mutex.lock($);  // reclaim: query the epoch's event
+        if (epoch_open($) && p_done.load(std::memory_order_acquire) == 1) {
+          done = epoch_chain;
+          epoch_open($) = false;
+        }
+        shard_mutex.unlock($);
+        if (!done.empty()) shared.push_chain(table, done.head, done.tail, no_backoff);  // release_items
+        if (const block_index b = shared.pop(table, no_backoff); b != no_block) {
+          table.claim(b);
+          table.use(b);  // the other stream's kernel
+          reused_elsewhere($) = true;
+          return;
+        }
+        rl::yield(1, $);
+      }
+    } else {
+      for (block_index b = 0; b < 3; ++b) table.use(b);
+      p_done.store(1, std::memory_order_release);
+    }
+  }
+  void after() {
+    std::array<int, 3> seen{};
+    mark_stack(table, partition_p, seen);
+    mark_stack(table, shared, seen);
+    const bool open = epoch_open($);
+    check_accounted(table, seen, open ? &epoch_chain : nullptr);
+    if (donated($) && reused_elsewhere($)) ++reached;
+  }
+};
+
 // ---- record_stream ------------------------------------------------------------------------------
 
 // The mutex policy of basic_recorded_streams (std::mutex in the library).
@@ -452,6 +545,11 @@ int main() {
                                                         rl::test_result_user_assert_failed, 100000);
   m.seeded<retire_model<retire_bug::no_epoch>>("stream retire_stream: blocks shared without an epoch",
                                                rl::test_result_data_race, 100000);
+  m.sound<donate_model<donate_bug::none>>("stream donation: the surplus behind an epoch on its stream", 100000,
+                                          donate_model<donate_bug::none>::reached);
+  m.seeded<donate_model<donate_bug::no_epoch>>("stream donation without the epoch", rl::test_result_data_race, 100000);
+  m.seeded<donate_model<donate_bug::push_back_relaxed>>("stream donation: the kept blocks pushed back without release",
+                                                        rl::test_result_user_assert_failed, 100000);
   m.sound<record_stream_model<false>>("stream record_stream: the free waits for the recorded stream", 100000,
                                       record_stream_model<false>::reached);
   m.seeded<record_stream_model<true>>("stream record_stream not counted",
