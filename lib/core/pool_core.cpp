@@ -385,13 +385,20 @@ void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void pool_core::defer_chain(block_chain chain, stream_ref s) {
-  if (chain.empty()) return;
+bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
+  if (chain.empty()) return true;
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  stream_epochs& se = shard.streams[s.native()];
+  stream_epochs* found = nullptr;
+  try {  // everything that allocates, before any block changes
+    found = &shard.streams[s.native()];
+    found->open.reserve(found->open.size() + chain.count);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: deferring %zu blocks failed: %s\n", chain.count, e.what());
+    return false;
+  }
+  stream_epochs& se = *found;
   se.stream = s;
-  se.open.reserve(se.open.size() + chain.count);
   block_index b = chain.head;
   for (std::size_t i = 0; i < chain.count; ++i) {
     block_entry& e = blocks_[b];
@@ -400,7 +407,12 @@ void pool_core::defer_chain(block_chain chain, stream_ref s) {
     ++shard.pending_blocks[e.size_class()];
     b = e.next.load(std::memory_order_relaxed);
   }
-  close_locked(shard, se);
+  try {
+    close_locked(shard, se);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
+  }
+  return true;
 }
 
 void pool_core::order_after(stream_ref waiter, stream_ref producer) {

@@ -156,9 +156,11 @@ class pool_core {
 
   // Queues pending block b (already retired to pending) behind the work enqueued on s so far.
   void defer(block_index b, stream_ref s) noexcept;
-  // Queues free blocks (a chain of class c, taken off the caller's lists) behind the work enqueued
-  // on s so far, as one epoch with one event. For blocks that leave a stream's private list.
-  void defer_chain(block_chain chain, stream_ref s);
+  // Queues free blocks (a chain, taken off the caller's lists) behind the work enqueued on s so
+  // far, as one epoch with one event. For blocks that leave a stream's private list. False when
+  // the chain could not join an epoch (out of host memory): the caller still holds it, unchanged.
+  // A failed event leaves the epoch open with the chain in it (a later close retries): true.
+  [[nodiscard]] bool defer_chain(block_chain chain, stream_ref s) noexcept;
   // Makes work enqueued on `waiter` from now on wait for the work enqueued on `producer` so far
   // (one event, a device-side wait: no host synchronisation).
   void order_after(stream_ref waiter, stream_ref producer);

@@ -109,7 +109,7 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::ste
       if (mine != nullptr) {
         mine->stacks[c].stack.push_chain(blocks_, rest, chain.tail, backoff_);
       } else {
-        core_.defer_chain({rest, chain.tail, chain.count - 1}, s);
+        defer_or_wait({rest, chain.tail, chain.count - 1}, s);
       }
     }
     return chain.head;
@@ -124,14 +124,8 @@ std::size_t stream_free_lists::donate(core::size_class c, stream_ref s) noexcept
     if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
     const core::block_chain chain = donate_from(p->stacks[c].stack, blocks_, batch_[c], backoff_);
     if (chain.empty()) continue;
-    try {
-      core_.defer_chain(chain, p->stream);
-    } catch (const std::exception& e) {
-      // Thrown before the chain joined the epoch (out of host memory): it goes back. Thrown by the
-      // event after: the blocks are pending in the open epoch, which a later close records.
-      const auto state = core::block_entry::state_of(blocks_[chain.head].meta.load(std::memory_order_relaxed));
-      if (state != core::block_state::pending) p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
-      std::fprintf(stderr, "cudapool: donating a stream partition's blocks failed: %s\n", e.what());
+    if (!core_.defer_chain(chain, p->stream)) {  // out of host memory: the blocks stay with P
+      p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
       continue;
     }
     moved += chain.count;
@@ -168,7 +162,7 @@ void stream_free_lists::retire_stream(stream_ref s) {
   // All classes as one chain: one final event covers them.
   const core::block_chain all =
       drain_partition(blocks_, class_count_, [p](core::size_class c) -> core::tagged_stack<>& { return p->stacks[c].stack; });
-  core_.defer_chain(all, s);
+  defer_or_wait(all, s);
   core_.flush_stream(s);  // large frees on s too
   generation_.fetch_add(1, std::memory_order_release);
 }
@@ -178,6 +172,23 @@ void stream_free_lists::record_stream(block_index b, stream_ref s) { recorded_st
 void stream_free_lists::wait_for_recorded(block_index b, stream_ref s) noexcept {
   std::vector<stream_ref> streams;
   if (recorded_streams_.take(recorded_, b, streams)) wait_for(streams, s);
+}
+
+void stream_free_lists::defer_or_wait(core::block_chain chain, stream_ref s) noexcept {
+  if (core_.defer_chain(chain, s)) return;
+  try {
+    core_.device().synchronize(s);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: synchronizing a stream failed too (%s): %zu blocks are lost to the pool\n",
+                 e.what(), chain.count);
+    return;
+  }
+  block_index b = chain.head;
+  for (std::size_t i = 0; i < chain.count; ++i) {
+    const block_index next = blocks_[b].next.load(std::memory_order_relaxed);
+    shared_[blocks_[b].size_class()].stack.push(blocks_, b, backoff_);  // s has run their work
+    b = next;
+  }
 }
 
 void stream_free_lists::wait_for(const std::vector<stream_ref>& streams, stream_ref s) noexcept {

@@ -71,7 +71,7 @@ class stream_free_lists {
     if (partition* p = find(s)) [[likely]] {
       p->stacks[c].stack.push(blocks_, b, backoff_);
     } else {
-      core_.defer_chain({b, b, 1}, s);  // no partition could be made (host memory): via an epoch
+      defer_or_wait({b, b, 1}, s);  // no partition could be made (host memory): via an epoch
     }
   }
   // Thread-safe. An immediate free (no pending device work anywhere).
@@ -165,6 +165,9 @@ class stream_free_lists {
   [[gnu::noinline]] void forget_recorded(block_index b) noexcept;
   [[gnu::noinline]] void settle_recorded_large(const void* p, const stream_ref* s) noexcept;
   void wait_for(const std::vector<stream_ref>& streams, stream_ref s) noexcept;
+  // Free blocks freed on s (a chain of any classes) behind an epoch on s; without host memory for
+  // one, behind a host synchronize of s, then onto the shared stacks.
+  void defer_or_wait(core::block_chain chain, stream_ref s) noexcept;
   core::block_chain take_from(core::tagged_stack<>& stack) noexcept { return stack.take_all(blocks_); }
   std::size_t count(const core::tagged_stack<>& stack, core::size_class c) const noexcept;
 
