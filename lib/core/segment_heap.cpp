@@ -321,7 +321,7 @@ std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) n
     if (n == none || extents_[n].st != state::free) break;
     if (only != nullptr && !safe_for(extents_[n].tag, *only)) break;
     stream_tag t;
-    if (!merge_tags(extents_[id].tag, extents_[n].tag, /*absorb_resolved=*/!multi_stream_, &t)) break;
+    if (!merge_tags(extents_[id].tag, extents_[n].tag, /*absorb_resolved=*/!multi_stream_.load(std::memory_order_relaxed), &t)) break;
     remove_free(n);
     extent& e = extents_[id];
     if (left) e.base = extents_[n].base;
@@ -392,7 +392,7 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // step, best fit without this rule reserved 1.31x the live peak, with it 1.05x.
   // Several streams: ranges whose epochs completed since the last look merge first, so that holes
   // are whole.
-  if (multi_stream_ && !pending_.empty()) {
+  if (multi_stream_.load(std::memory_order_relaxed) && !pending_.empty()) {
     const std::uint64_t c = completions_.load(std::memory_order_relaxed);
     if (c != completions_seen_) {
       completions_seen_ = c;
@@ -424,7 +424,7 @@ segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, 
   std::size_t hole = 0;
   const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, &hole);
   run r = id != none ? run_around(id, use) : run{none, none};
-  if (!pending_.empty() && (multi_stream_ || r.first == none)) {
+  if (!pending_.empty() && (multi_stream_.load(std::memory_order_relaxed) || r.first == none)) {
     std::size_t run_hole = 0;
     const run q = find_run(bytes, alignment, use, wilderness, &run_hole);
     if (q.first != none && (r.first == none || run_hole < hole)) r = q;
@@ -653,8 +653,7 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
     if (first_stream_ == nullptr) {
       first_stream_ = e.tag.completed;
     } else {
-      multi_stream_ = true;
-      several_streams_.store(true, std::memory_order_relaxed);
+      multi_stream_.store(true, std::memory_order_relaxed);
     }
   }
   e.requested = 0;

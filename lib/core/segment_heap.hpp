@@ -107,7 +107,7 @@ class segment_heap {
   [[nodiscard]] bool has_pending() const noexcept { return pending_count_.load(std::memory_order_relaxed) != 0; }
   // Whether more than one stream has freed into the heap (then a range pending on one stream waits
   // for its epoch before another may use it). Relaxed: a hint for when to close epochs.
-  [[nodiscard]] bool several_streams() const noexcept { return several_streams_.load(std::memory_order_relaxed); }
+  [[nodiscard]] bool several_streams() const noexcept { return multi_stream_.load(std::memory_order_relaxed); }
 
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::size_t peak_mapped_bytes() const noexcept { return peak_mapped_.load(std::memory_order_relaxed); }
@@ -221,8 +221,8 @@ class segment_heap {
   std::uint64_t completions_seen_ = 0;     // GUARDED_BY(mutex_)
   // The first stream that freed with a tag (by its completed counter), and whether another has.
   const std::atomic<std::uint64_t>* first_stream_ = nullptr;  // GUARDED_BY(mutex_)
-  bool multi_stream_ = false;                                 // GUARDED_BY(mutex_)
-  std::atomic<bool> several_streams_{false};  // multi_stream_, for readers outside the lock (relaxed)
+  // Written under mutex_ (once, false -> true); several_streams() reads it relaxed without the lock.
+  std::atomic<bool> multi_stream_{false};
 
   // Written under mutex_, read relaxed by the pool's release-threshold check and stats.
   std::atomic<std::size_t> mapped_{0};
