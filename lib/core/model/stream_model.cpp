@@ -233,6 +233,61 @@ struct ordered_steal_model : rl::test_suite<ordered_steal_model<Bug>, 4> {
   }
 };
 
+// ---- an epoch behind a stream, reclaimed by another stream (retire_stream, donation) ------------
+
+// pool_core's side of a chain that leaves a partition behind stream X's event: defer_chain (the
+// epoch, under the shard's lock), then on another stream reclaim (the event queried: X's device
+// thread has stored x_done) and release_items (onto the shared stack), then a pop and that
+// stream's kernel on the block.
+template <class Table>
+struct epoch_elsewhere {
+  rl::mutex shard_mutex;
+  rl::var<bool> open;  // GUARDED_BY(shard_mutex): the chain's epoch, not yet reclaimed
+  block_chain chain;   // GUARDED_BY(shard_mutex)
+  stack shared;
+
+  void reset() { open($) = false; }
+  void defer(const block_chain& c) {
+    shard_mutex.lock($);
+    chain = c;
+    open($) = true;
+    shard_mutex.unlock($);
+  }
+  // Up to three attempts; true when a block was reused.
+  bool reclaim_and_reuse(Table& t, relacy_atomics::atomic<int>& x_done) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      block_chain done;
+      shard_mutex.lock($);
+      if (open($) && x_done.load(std::memory_order_acquire) == 1) {
+        done = chain;
+        open($) = false;
+      }
+      shard_mutex.unlock($);
+      if (!done.empty()) shared.push_chain(t, done.head, done.tail, no_backoff);
+      if (const block_index b = shared.pop(t, no_backoff); b != no_block) {
+        t.claim(b);
+        t.use(b);  // the other stream's kernel
+        return true;
+      }
+      rl::yield(1, $);
+    }
+    return false;
+  }
+  // In after(): marks the shared stack's blocks; the chain still in an open epoch, or nullptr.
+  template <std::size_t N>
+  const block_chain* mark(const Table& t, std::array<int, N>& seen) {
+    mark_stack(t, shared, seen);
+    return open($) ? &chain : nullptr;
+  }
+};
+
+// X's device thread: its kernel uses every block, then X has run everything enqueued on it.
+template <class Table>
+void run_stream(Table& t, relacy_atomics::atomic<int>& x_done) {
+  for (block_index b = 0; b < Table::count; ++b) t.use(b);
+  x_done.store(1, std::memory_order_release);
+}
+
 // ---- retire_stream ------------------------------------------------------------------------------
 
 enum class retire_bug { none, one_class_drained, no_epoch };
@@ -249,11 +304,8 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
 
   table_of<3> table;
   stack partition_s[2];
-  stack shared;
+  epoch_elsewhere<table_of<3>> epoch;
   relacy_atomics::atomic<int> s_done{0};
-  rl::mutex shard_mutex;
-  rl::var<bool> epoch_open;  // GUARDED_BY(shard_mutex): the retired blocks' epoch, not yet reclaimed
-  block_chain epoch_chain;   // GUARDED_BY(shard_mutex)
   rl::var<bool> allocated_on_s;
   rl::var<bool> reused_elsewhere;
 
@@ -263,7 +315,7 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
     partition_s[0].push(table, 2, no_backoff);
     partition_s[0].push(table, 0, no_backoff);
     partition_s[1].push(table, 1, no_backoff);
-    epoch_open($) = false;
+    epoch.reset();
     allocated_on_s($) = false;
     reused_elsewhere($) = false;
   }
@@ -278,34 +330,14 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
       const block_chain all = drain_partition(table, classes, [this](size_class c) -> stack& { return partition_s[c]; });
       if (all.empty()) return;
       if (Bug == retire_bug::no_epoch) {
-        shared.push_chain(table, all.head, all.tail, no_backoff);
+        epoch.shared.push_chain(table, all.head, all.tail, no_backoff);
         return;
       }
-      shard_mutex.lock($);  // defer_chain: the epoch and its event, recorded on S now
-      epoch_chain = all;
-      epoch_open($) = true;
-      shard_mutex.unlock($);
+      epoch.defer(all);  // defer_chain: the epoch and its event, recorded on S now
     } else if (id == other_stream) {
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        block_chain done;
-        shard_mutex.lock($);  // reclaim: query the epoch's event
-        if (epoch_open($) && s_done.load(std::memory_order_acquire) == 1) {
-          done = epoch_chain;
-          epoch_open($) = false;
-        }
-        shard_mutex.unlock($);
-        if (!done.empty()) shared.push_chain(table, done.head, done.tail, no_backoff);  // release_items
-        if (const block_index b = shared.pop(table, no_backoff); b != no_block) {
-          table.claim(b);
-          table.use(b);  // the other stream's kernel
-          reused_elsewhere($) = true;
-          return;
-        }
-        rl::yield(1, $);
-      }
+      if (epoch.reclaim_and_reuse(table, s_done)) reused_elsewhere($) = true;
     } else {
-      for (block_index b = 0; b < 3; ++b) table.use(b);
-      s_done.store(1, std::memory_order_release);
+      run_stream(table, s_done);
     }
   }
   void after() {
@@ -313,9 +345,7 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
     mark_stack(table, partition_s[0], seen);
     mark_stack(table, partition_s[1], seen);
     RL_ASSERT(partition_s[0].peek_unsafe() == no_block && partition_s[1].peek_unsafe() == no_block);  // drained
-    mark_stack(table, shared, seen);
-    const bool open = epoch_open($);
-    check_accounted(table, seen, open ? &epoch_chain : nullptr);
+    check_accounted(table, seen, epoch.mark(table, seen));
     if (allocated_on_s($) && reused_elsewhere($)) ++reached;
   }
 };
@@ -337,11 +367,8 @@ struct donate_model : rl::test_suite<donate_model<Bug>, 4> {
 
   table_of<3> table;
   stack partition_p;
-  stack shared;
+  epoch_elsewhere<table_of<3>> epoch;
   relacy_atomics::atomic<int> p_done{0};
-  rl::mutex shard_mutex;
-  rl::var<bool> epoch_open;  // GUARDED_BY(shard_mutex)
-  block_chain epoch_chain;   // GUARDED_BY(shard_mutex)
   rl::var<bool> donated;
   rl::var<bool> reused_elsewhere;
 
@@ -349,7 +376,7 @@ struct donate_model : rl::test_suite<donate_model<Bug>, 4> {
     weakened_in_scope::reset();
     table.reset(false);
     for (block_index b = 3; b-- > 0;) partition_p.push(table, b, no_backoff);
-    epoch_open($) = false;
+    epoch.reset();
     donated($) = false;
     reused_elsewhere($) = false;
   }
@@ -369,42 +396,20 @@ struct donate_model : rl::test_suite<donate_model<Bug>, 4> {
       if (rest.empty()) return;
       donated($) = true;
       if (Bug == donate_bug::no_epoch) {
-        shared.push_chain(table, rest.head, rest.tail, no_backoff);
+        epoch.shared.push_chain(table, rest.head, rest.tail, no_backoff);
         return;
       }
-      shard_mutex.lock($);  // defer_chain: the epoch and its event, recorded on P now
-      epoch_chain = rest;
-      epoch_open($) = true;
-      shard_mutex.unlock($);
+      epoch.defer(rest);  // defer_chain: the epoch and its event, recorded on P now
     } else if (id == other_stream) {
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        block_chain done;
-        shard_mutex.lock($);  // reclaim: query the epoch's event
-        if (epoch_open($) && p_done.load(std::memory_order_acquire) == 1) {
-          done = epoch_chain;
-          epoch_open($) = false;
-        }
-        shard_mutex.unlock($);
-        if (!done.empty()) shared.push_chain(table, done.head, done.tail, no_backoff);  // release_items
-        if (const block_index b = shared.pop(table, no_backoff); b != no_block) {
-          table.claim(b);
-          table.use(b);  // the other stream's kernel
-          reused_elsewhere($) = true;
-          return;
-        }
-        rl::yield(1, $);
-      }
+      if (epoch.reclaim_and_reuse(table, p_done)) reused_elsewhere($) = true;
     } else {
-      for (block_index b = 0; b < 3; ++b) table.use(b);
-      p_done.store(1, std::memory_order_release);
+      run_stream(table, p_done);
     }
   }
   void after() {
     std::array<int, 3> seen{};
     mark_stack(table, partition_p, seen);
-    mark_stack(table, shared, seen);
-    const bool open = epoch_open($);
-    check_accounted(table, seen, open ? &epoch_chain : nullptr);
+    check_accounted(table, seen, epoch.mark(table, seen));
     if (donated($) && reused_elsewhere($)) ++reached;
   }
 };
