@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <barrier>
 #include <thread>
 #include <vector>
 
@@ -36,11 +37,16 @@ std::shared_ptr<backend> sim() { return make_sim_backend(); }
 
 TEST(TlsPool, ExitedThreadsLeaveNothingStrandedInCaches) {
   tls_pool pool(sim());
+  // Every thread allocates before any frees: a thread that grows the pool drains idle caches, so a
+  // thread still allocating could otherwise empty another's cache before that one looks at it.
+  constexpr int threads = 8;
+  std::barrier allocated(threads);
   std::vector<std::thread> ts;
-  for (int t = 0; t < 8; ++t) {
+  for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&] {
       std::vector<void*> ps;
       for (int i = 0; i < 500; ++i) ps.push_back(pool.allocate(256 << (i % 6)));
+      allocated.arrive_and_wait();
       for (void* p : ps) pool.deallocate(p);
       EXPECT_GT(cached(pool.stats()), 0u);  // this thread's cache holds blocks now
     });
