@@ -168,6 +168,7 @@ std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, s
       if (best == none || h < best_hole || (h == best_hole && e.bytes < extents_[best].bytes)) {
         best = id;
         best_hole = h;
+        if (h == bytes) break;  // a hole of exactly the request: nothing fits in less
       }
     }
     *hole = best_hole;
@@ -424,7 +425,10 @@ segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, 
   std::size_t hole = 0;
   const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, &hole);
   run r = id != none ? run_around(id, use) : run{none, none};
-  if (!pending_.empty() && (multi_stream_.load(std::memory_order_relaxed) || r.first == none)) {
+  // A run of neighbours can only win in a smaller hole than the extent's, and none is smaller than
+  // the request: an exact fit (a freed tensor's size asked again) skips the search of the runs.
+  const bool exact = id != none && hole == bytes;
+  if (!exact && !pending_.empty() && (multi_stream_.load(std::memory_order_relaxed) || r.first == none)) {
     std::size_t run_hole = 0;
     const run q = find_run(bytes, alignment, use, wilderness, &run_hole);
     if (q.first != none && (r.first == none || run_hole < hole)) r = q;
