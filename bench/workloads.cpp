@@ -365,6 +365,11 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
       state.counters["peak_reserved_MiB"] = static_cast<double>(*reserved) / mib;
       if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(*reserved) / static_cast<double>(live);
     }
+    if (const auto st = c.alloc->stats()) {
+      pool_activity_counters(state, *st);
+      // x limit/epoch_event's ns: what the epochs of the stream-ordered frees cost per operation.
+      state.counters["events_per_op"] = static_cast<double>(st->events_recorded) / static_cast<double>(replayed);
+    }
     // The floor of non-moving best fit at 2 MiB pages (fit_floor.hpp), for whole passes.
     if (live > 0 && replayed >= n) {
       state.counters["floor_over_live"] =
@@ -374,6 +379,49 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
 }
 
 
+// limit/epoch_event: the host's cost of one epoch of stream-ordered frees, which every pool pays
+// per closed epoch whatever its variant: an event recorded on a stream (pool_core::close_epoch)
+// and, later, one query that finds it complete (reclaim). A ring of 64 events on one stream, as
+// a pool reuses its events: each iteration queries the event recorded 64 iterations before and
+// records it again. incomplete_queries_per_1k counts the queries that found an event still
+// pending (the record is then not repeated until it completes: the ring waits by querying).
+void epoch_event(benchmark::State& state) {
+  cudapool::backend& device = *g_device;
+  constexpr std::size_t ring = 64;
+  cudapool::stream_ref s{};
+  std::vector<cudapool::event_handle> events;
+  std::uint64_t incomplete = 0;
+  try {
+    s = device.create_stream();
+    for (std::size_t i = 0; i < ring; ++i) {
+      events.push_back(device.acquire_event());
+      device.record(events.back(), s);
+    }
+    std::size_t next = 0;
+    for (auto _ : state) {
+      const cudapool::event_handle e = events[next];
+      while (!device.query(e)) ++incomplete;
+      device.record(e, s);
+      next = (next + 1) % ring;
+    }
+    device.synchronize(s);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+  for (const cudapool::event_handle e : events) device.release_event(e);
+  if (s.native() != nullptr) {
+    try {
+      device.destroy_stream(s);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.iterations() > 0) {
+    state.counters["incomplete_queries_per_1k"] = 1000.0 * static_cast<double>(incomplete) / static_cast<double>(state.iterations());
+  }
+}
+
 }  // namespace
 
 const std::shared_ptr<cudapool::backend>& shared_device() noexcept { return g_device; }
@@ -382,6 +430,7 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
                          const std::vector<std::shared_ptr<const trace>>& traces,
                          std::shared_ptr<cudapool::backend> device) {
   g_device = std::move(device);
+  benchmark::RegisterBenchmark("limit/epoch_event", epoch_event)->UseRealTime();
   const auto up_to_64 = {1, 2, 4, 8, 16, 32, 64};
   for (const allocator_config& a : allocators) {
     const std::vector<int> all = thread_counts(up_to_64, a.max_threads);

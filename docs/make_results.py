@@ -371,6 +371,19 @@ def section_replay(pg, bench):
 
     pg.add("", "### ns per operation: stream-ordered (immediate)", "")
     pg.add(*table(head, grid(lambda oi: fmt(ns(oi[0])) + (f" ({fmt(ns(oi[1]))})" if oi[1] else ""))))
+    epoch = bench.series("limit", "").get("epoch_event", {})  # items per second
+    epoch_ns = 1e9 / epoch[1] if epoch.get(1) else None
+    if epoch_ns and any(oi[0] and oi[0].get("events_per_op") is not None for oi in rows.values()):
+        pg.add("", "### The epochs' share (stream-ordered)", "",
+               f"`limit/epoch_event`: one epoch (an event recorded on a stream and one query that finds it complete) "
+               f"costs {fmt(epoch_ns)} ns on this host. Per cell: events recorded per 1000 operations, and in "
+               "parentheses what they cost per operation (ns): the floor of the stream-ordered frees above the "
+               "immediate figure.", "")
+
+        def ep(oi):
+            e = oi[0].get("events_per_op") if oi[0] else None
+            return "–" if e is None else f"{fmt(1000 * e)} ({fmt(e * epoch_ns)})"
+        pg.add(*table(head, [r for r in grid(ep) if any(c != "–" for c in r[1:])]))
     base = {t: ns(rows.get((t, BASELINE), [None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
