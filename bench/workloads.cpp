@@ -320,6 +320,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   options.home_streams = false;
   options.streams = t.streams;
   options.track_reserved = true;
+  options.count_device_calls = true;
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
   const std::vector<stream_ref>& streams = ctx.streams;
@@ -369,6 +370,13 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
       pool_activity_counters(state, *st);
       // x limit/epoch_event's ns: what the epochs of the stream-ordered frees cost per operation.
       state.counters["events_per_op"] = static_cast<double>(st->events_recorded) / static_cast<double>(replayed);
+    }
+    if (c.counted) {  // the pool's calls to the device, per operation
+      const device_call_counts n = c.counted->counts();
+      const auto per_op = [&](std::uint64_t v) { return static_cast<double>(v) / static_cast<double>(replayed); };
+      state.counters["device_records_per_op"] = per_op(n.records);
+      state.counters["device_queries_per_op"] = per_op(n.queries);
+      state.counters["device_waits_per_op"] = per_op(n.waits + n.stream_waits);
     }
     // The floor of non-moving best fit at 2 MiB pages (fit_floor.hpp), for whole passes.
     if (live > 0 && replayed >= n) {

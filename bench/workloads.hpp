@@ -37,7 +37,9 @@
 //                            allocation; cudaMalloc: omitted)
 //                            and pool_activity_counters (pools: grows, events, maps, unmaps per
 //                            1000 allocations), events_per_op (pools: events recorded per replayed
-//                            operation)
+//                            operation), device_records|queries|waits_per_op (pools: their calls
+//                            to the device per operation, counted by a counting_backend: event
+//                            records; event and stream queries; host and device-side waits)
 //   replay/<a>/<trace>/immediate  pools only: the same with immediate frees (deallocate(p)), which
 //                            separates the cost of deferred (stream-ordered) frees from the rest
 //   limit/epoch_event        no allocator: the host's cost of one epoch (an event recorded on a
@@ -74,6 +76,7 @@
 #include <vector>
 
 #include "bench_allocator.hpp"
+#include "counting_backend.hpp"
 #include <cudapool/backend.hpp>
 #include "spsc_ring.hpp"
 #include "trace.hpp"
@@ -145,6 +148,7 @@ struct run_context {
   std::uint64_t barrier_phase = 0;
 
   std::unique_ptr<bench_allocator> alloc;
+  std::shared_ptr<counting_backend> counted;  // the pool's device, when run_options::count_device_calls
   std::vector<cudapool::stream_ref> home;     // per thread: a peer's own stream; {} for pools
   std::vector<cudapool::stream_ref> streams;  // the workload's streams (streams, replay, serve)
   std::string setup_error;
@@ -157,6 +161,7 @@ struct run_options {
   bool home_streams = true;  // peers get one stream per thread
   unsigned streams = 0;      // streams made for the workload
   bool track_reserved = false;
+  bool count_device_calls = false;  // pools: their device is a counting_backend (context.counted)
   std::function<void(run_context&, int threads)> setup;  // workload set-up in thread 0
 };
 
@@ -236,6 +241,7 @@ class run_scope {
       error = std::string("tear-down: ") + e.what();
     }
     ctx_.alloc.reset();
+    ctx_.counted.reset();
     ctx_.rings.clear();
     for (const cudapool::stream_ref s : ctx_.streams) destroy_stream(s, error);
     for (const cudapool::stream_ref s : ctx_.home) destroy_stream(s, error);
@@ -250,7 +256,12 @@ class run_scope {
     ctx_.abort.store(false, std::memory_order_relaxed);
     ctx_.frees.store(0, std::memory_order_relaxed);
     try {
-      ctx_.alloc = bench_allocator::make(config, shared_device());
+      std::shared_ptr<cudapool::backend> device = shared_device();
+      if (options.count_device_calls && config.what == allocator_config::kind::pool) {
+        ctx_.counted = std::make_shared<counting_backend>(device);
+        device = ctx_.counted;
+      }
+      ctx_.alloc = bench_allocator::make(config, device);
       if (options.track_reserved) ctx_.alloc->track_reserved();
       if (options.home_streams && ctx_.alloc->wants_home_streams()) {
         for (int t = 0; t < threads_; ++t) ctx_.home.push_back(shared_device()->create_stream());

@@ -376,13 +376,21 @@ def section_replay(pg, bench):
     if epoch_ns and any(oi[0] and oi[0].get("events_per_op") is not None for oi in rows.values()):
         pg.add("", "### The epochs' share (stream-ordered)", "",
                f"`limit/epoch_event`: one epoch (an event recorded on a stream and one query that finds it complete) "
-               f"costs {fmt(epoch_ns)} ns on this host. Per cell: events recorded per 1000 operations, and in "
-               "parentheses what they cost per operation (ns): the floor of the stream-ordered frees above the "
-               "immediate figure.", "")
+               f"costs {fmt(epoch_ns)} ns on this host. Per cell: events recorded / queries made (events and "
+               "streams) per 1000 operations, from the pool's device calls (a counting backend), and in parentheses "
+               "what the events cost per operation (ns): the floor of the stream-ordered frees above the immediate "
+               "figure.", "")
 
         def ep(oi):
-            e = oi[0].get("events_per_op") if oi[0] else None
-            return "–" if e is None else f"{fmt(1000 * e)} ({fmt(e * epoch_ns)})"
+            r = oi[0] if oi[0] else None
+            e = None
+            if r:
+                e = r.get("device_records_per_op")
+                e = r.get("events_per_op") if e is None else e
+            q = r.get("device_queries_per_op") if r else None
+            if e is None:
+                return "–"
+            return f"{fmt(1000 * e)} / {fmt(1000 * q) if q is not None else '–'} ({fmt(e * epoch_ns)})"
         pg.add(*table(head, [r for r in grid(ep) if any(c != "–" for c in r[1:])]))
     base = {t: ns(rows.get((t, BASELINE), [None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")

@@ -1,0 +1,110 @@
+// counting_backend.hpp - a backend that forwards every call to another one and counts the calls a
+// pool makes to the device on its slow paths: event records, event and stream queries, host waits
+// and device-side waits. bench wraps the shared device in one for replay, so that the figures say
+// where the stream-ordered frees' time goes on the device (docs/results.md): the pools' own stats
+// count the epochs they close, not the queries they make to find them complete.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include <cudapool/backend.hpp>
+
+namespace bench {
+
+struct device_call_counts {
+  std::uint64_t records = 0;        // record()
+  std::uint64_t queries = 0;        // query() and query_stream()
+  std::uint64_t waits = 0;          // wait(), synchronize(), synchronize_device()
+  std::uint64_t stream_waits = 0;   // stream_wait()
+};
+
+class counting_backend final : public cudapool::backend {
+ public:
+  explicit counting_backend(std::shared_ptr<cudapool::backend> inner) : inner_(std::move(inner)) {}
+
+  [[nodiscard]] device_call_counts counts() const noexcept {
+    return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
+            waits_.load(std::memory_order_relaxed), stream_waits_.load(std::memory_order_relaxed)};
+  }
+
+  [[nodiscard]] std::string_view name() const noexcept override { return inner_->name(); }
+  [[nodiscard]] int device() const noexcept override { return inner_->device(); }
+  [[nodiscard]] void* allocate_chunk(std::size_t bytes) override { return inner_->allocate_chunk(bytes); }
+  void free_chunk(void* chunk, std::size_t bytes) noexcept override { inner_->free_chunk(chunk, bytes); }
+  [[nodiscard]] std::size_t chunk_bytes() const noexcept override { return inner_->chunk_bytes(); }
+  [[nodiscard]] std::size_t memory_bytes() const noexcept override { return inner_->memory_bytes(); }
+  [[nodiscard]] std::size_t page_bytes() const noexcept override { return inner_->page_bytes(); }
+  [[nodiscard]] void* reserve_address(std::size_t bytes, std::size_t alignment) override {
+    return inner_->reserve_address(bytes, alignment);
+  }
+  void release_address(void* base, std::size_t bytes) noexcept override { inner_->release_address(base, bytes); }
+  [[nodiscard]] bool map(void* p, std::size_t bytes) override { return inner_->map(p, bytes); }
+  void unmap(void* p, std::size_t bytes) noexcept override { inner_->unmap(p, bytes); }
+  [[nodiscard]] cudapool::stream_ref create_stream() override { return inner_->create_stream(); }
+  void destroy_stream(cudapool::stream_ref s) override { inner_->destroy_stream(s); }
+  [[nodiscard]] std::uint64_t stream_id(cudapool::stream_ref s) override { return inner_->stream_id(s); }
+  [[nodiscard]] int stream_device(cudapool::stream_ref s) override { return inner_->stream_device(s); }
+  void synchronize(cudapool::stream_ref s) override {
+    count(waits_);
+    inner_->synchronize(s);
+  }
+  void synchronize_device() override {
+    count(waits_);
+    inner_->synchronize_device();
+  }
+  [[nodiscard]] bool query_stream(cudapool::stream_ref s) override {
+    count(queries_);
+    return inner_->query_stream(s);
+  }
+  [[nodiscard]] cudapool::event_handle acquire_event() override { return inner_->acquire_event(); }
+  void release_event(cudapool::event_handle e) noexcept override { inner_->release_event(e); }
+  void record(cudapool::event_handle e, cudapool::stream_ref s) override {
+    count(records_);
+    inner_->record(e, s);
+  }
+  [[nodiscard]] bool query(cudapool::event_handle e) override {
+    count(queries_);
+    return inner_->query(e);
+  }
+  void wait(cudapool::event_handle e) override {
+    count(waits_);
+    inner_->wait(e);
+  }
+  void stream_wait(cudapool::stream_ref waiter, cudapool::event_handle e) override {
+    count(stream_waits_);
+    inner_->stream_wait(waiter, e);
+  }
+  void fill(cudapool::stream_ref s, void* p, std::size_t bytes, std::uint32_t pattern) override {
+    inner_->fill(s, p, bytes, pattern);
+  }
+  void verify(cudapool::stream_ref s, const void* p, std::size_t bytes, std::uint32_t pattern) override {
+    inner_->verify(s, p, bytes, pattern);
+  }
+  void spin(cudapool::stream_ref s, std::chrono::nanoseconds duration) override { inner_->spin(s, duration); }
+  [[nodiscard]] cudapool::verify_report verification_report() override { return inner_->verification_report(); }
+  void fill_guard(cudapool::stream_ref s, void* p, std::size_t bytes, std::uint8_t pattern) override {
+    inner_->fill_guard(s, p, bytes, pattern);
+  }
+  void check_guard(cudapool::stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern,
+                   std::uint64_t tag) override {
+    inner_->check_guard(s, p, bytes, pattern, tag);
+  }
+  [[nodiscard]] std::vector<cudapool::guard_failure> take_guard_failures() override { return inner_->take_guard_failures(); }
+  void* register_heap(void* base, std::size_t bytes) override { return inner_->register_heap(base, bytes); }
+  void unregister_heap(void* heap) noexcept override { inner_->unregister_heap(heap); }
+  void register_region(void* heap, const void* p, std::size_t bytes) override { inner_->register_region(heap, p, bytes); }
+  void unregister_region(void* heap, const void* p) noexcept override { inner_->unregister_region(heap, p); }
+
+ private:
+  static void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
+
+  std::shared_ptr<cudapool::backend> inner_;
+  std::atomic<std::uint64_t> records_{0};
+  std::atomic<std::uint64_t> queries_{0};
+  std::atomic<std::uint64_t> waits_{0};
+  std::atomic<std::uint64_t> stream_waits_{0};
+};
+
+}  // namespace bench
