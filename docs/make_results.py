@@ -375,7 +375,7 @@ def section_replay(pg, bench):
     epoch_ns = 1e9 / epoch[1] if epoch.get(1) else None
     if epoch_ns and any(oi[0] and oi[0].get("events_per_op") is not None for oi in rows.values()):
         pg.add("", "### The epochs' share (stream-ordered)", "",
-               f"`limit/epoch_event`: one epoch (an event recorded on a stream and one query that finds it complete) "
+               f"`limit/epoch_event`: one epoch (an event recorded on a stream and, later, one query of it) "
                f"costs {fmt(epoch_ns)} ns on this host. Per cell: events recorded / queries made (events and "
                "streams) per 1000 operations, from the pool's device calls (a counting backend), and in parentheses "
                "what the events cost per operation (ns): the floor of the stream-ordered frees above the immediate "
