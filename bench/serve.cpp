@@ -130,6 +130,7 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
            access_path path, serve_slot& slot) {
   run_options options;
   options.home_streams = false;  // every allocator gets a stream per thread
+  options.count_device_calls = true;
   options.setup = [&slot, &config, mix](run_context& c, int threads) {
     for (int t = 0; t < threads; ++t) c.streams.push_back(shared_device()->create_stream());
     slot.work = make_request_work(*shared_device(), threads);
@@ -176,6 +177,7 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
     if (auto st = c.alloc->stats()) {
       stream_waits_counter(state, *st);
       pool_activity_counters(state, *st);
+      device_call_counters(state, c, static_cast<double>(st->allocs) / 1000.0, "per_1k_allocs");
     }
     pool_reserved_counter(state, c);
   });

@@ -24,7 +24,9 @@
 //
 // Counters: items_per_second = requests/s over all threads; failures = results the device saw
 // wrong (cuda: requests; sim: verify ranges, two per request), read once after the run; pools:
-// stream_waits_per_1k_allocs = 1000 x stats().stream_waits / allocs, reserved_MiB.
+// stream_waits_per_1k_allocs = 1000 x stats().stream_waits / allocs, pool_activity_counters,
+// device_records|queries|waits_per_1k_allocs (the pool's own calls to the device, through a
+// counting_backend: the request's work is not counted), reserved_MiB.
 // A cudapool variant with failures is a bug (a block handed out while the device still used it):
 // its benchmark ends with an error and bench exits with status 1; so does serve/none. A peer's
 // failures are a result, reported as measured.

@@ -371,13 +371,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
       // x limit/epoch_event's ns: what the epochs of the stream-ordered frees cost per operation.
       state.counters["events_per_op"] = static_cast<double>(st->events_recorded) / static_cast<double>(replayed);
     }
-    if (c.counted) {  // the pool's calls to the device, per operation
-      const device_call_counts n = c.counted->counts();
-      const auto per_op = [&](std::uint64_t v) { return static_cast<double>(v) / static_cast<double>(replayed); };
-      state.counters["device_records_per_op"] = per_op(n.records);
-      state.counters["device_queries_per_op"] = per_op(n.queries);
-      state.counters["device_waits_per_op"] = per_op(n.waits + n.stream_waits);
-    }
+    device_call_counters(state, c, static_cast<double>(replayed), "per_op");
     // The floor of non-moving best fit at 2 MiB pages (fit_floor.hpp), for whole passes.
     if (live > 0 && replayed >= n) {
       state.counters["floor_over_live"] =

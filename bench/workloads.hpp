@@ -317,6 +317,17 @@ inline void pool_activity_counters(benchmark::State& state, const cudapool::pool
   state.counters["unmaps_per_1k_allocs"] = per_1k * static_cast<double>(st.heap.unmaps);
 }
 
+// The pool's device calls (run_options::count_device_calls), per `unit` of `of` (operations,
+// allocations): counters device_records_<name>, device_queries_<name>, device_waits_<name>.
+inline void device_call_counters(benchmark::State& state, const run_context& ctx, double of, const char* name) {
+  if (!ctx.counted || of <= 0) return;
+  const device_call_counts n = ctx.counted->counts();
+  const auto per = [&](std::uint64_t v) { return static_cast<double>(v) / of; };
+  state.counters[std::string("device_records_") + name] = per(n.records);
+  state.counters[std::string("device_queries_") + name] = per(n.queries);
+  state.counters[std::string("device_waits_") + name] = per(n.waits + n.stream_waits);
+}
+
 // ---- registration ------------------------------------------------------------------------------
 
 inline std::vector<int> thread_counts(std::initializer_list<int> counts, int max_threads) {
