@@ -404,18 +404,20 @@ class basic_pool final : private core::free_list_sink {
   // while memory can be had otherwise. Returns a block for the caller, or no_block.
   [[gnu::noinline]] block_index refill(size_class c, stream_ref s) {
     for (int attempt = 0; attempt < 2; ++attempt) {
-      if (core_.reclaim(*this) > 0) {
+      // One pass for the attempt's reclaims: a stream found busy is not queried again in it.
+      const std::uint64_t pass = core_.new_reclaim_pass();
+      if (core_.reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
       core_.close_open_epochs();
-      if (core_.reclaim(*this) > 0) {
+      if (core_.reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
       if constexpr (stream_partitioned<FreeLists>) {
         if (block_index b = lists_.steal(c, s, core::steal_mode::completed); b != no_block) return b;
         // Other partitions' surplus of c joins epochs on their streams: reusable by all once those
         // complete (often by the next miss), so partitions do not hoard while the pool grows.
-        if (lists_.donate(c, s) > 0 && core_.reclaim(*this) > 0) {
+        if (lists_.donate(c, s) > 0 && core_.reclaim(*this, pass) > 0) {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
         if (!core_.over_release_threshold()) {

@@ -40,6 +40,7 @@ struct basic_stream_epochs {
   std::size_t open_marks = 0;   // large frees in the open epoch
   std::size_t open_mark_bytes = 0;  // their requested bytes (pool_core::note_mark_bytes)
   std::uint64_t open_seq = 1;   // the number the open epoch gets when closed
+  std::uint64_t busy_pass = 0;  // the reclaim pass that last found the oldest closed epoch incomplete
   Queue<epoch> closed;
   // The last epoch seen complete. Written under the shard's lock with release (pairs with the
   // acquire of stream_tag::resolved(), which heap allocations on other streams read).

@@ -456,7 +456,7 @@ void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep,
   epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::size_t pool_core::reclaim(free_list_sink& sink) {
+std::size_t pool_core::reclaim(free_list_sink& sink, std::uint64_t pass) {
   std::vector<block_index> done;
   std::size_t epochs = 0;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
@@ -464,8 +464,10 @@ std::size_t pool_core::reclaim(free_list_sink& sink) {
     std::lock_guard lock(shard.mutex);
     if (shard.closed == 0) continue;
     for (auto& [key, se] : shard.streams) {
+      if (pass != 0 && se.busy_pass == pass) continue;  // found incomplete in this pass already
       // s: clang 14 does not capture a structured binding.
       collect_completed(backend_, se, [&, &s = se](epoch& ep) { collect_locked(shard, s, ep, done); }, epochs);
+      if (!se.closed.empty()) se.busy_pass = pass;  // its oldest closed epoch was queried: incomplete
     }
   }
   release_items(done, sink);

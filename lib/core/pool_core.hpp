@@ -167,8 +167,14 @@ class pool_core {
   // Records the event of s's open epoch now (call before destroying a stream you freed on).
   void flush_stream(stream_ref s);
   // Moves blocks of completed epochs to `sink` (and lets the heap reuse the ranges freed in them);
-  // returns how many epochs completed.
-  std::size_t reclaim(free_list_sink& sink);
+  // returns how many epochs completed. With a pass (new_reclaim_pass()), a stream whose oldest
+  // closed epoch an earlier reclaim of the same pass found incomplete is not queried again: its
+  // later epochs complete after that one (one refill's reclaims, microseconds apart, would
+  // otherwise query every busy stream of the pool up to three times).
+  std::size_t reclaim(free_list_sink& sink, std::uint64_t pass = 0);
+  [[nodiscard]] std::uint64_t new_reclaim_pass() noexcept {
+    return reclaim_passes_.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
   // Closes every open epoch (one event each).
   void close_open_epochs();
   // Closes every open epoch and blocks until all pending epochs completed, then reclaims.
@@ -322,6 +328,7 @@ class pool_core {
   std::atomic<std::uint64_t> events_recorded_{0};
   std::atomic<std::uint64_t> stream_waits_{0};
   std::atomic<std::uint64_t> epochs_reclaimed_{0};
+  std::atomic<std::uint64_t> reclaim_passes_{0};
 
   std::unique_ptr<diagnostics> debug_;  // after everything it may call into
 };
