@@ -467,7 +467,7 @@ std::size_t pool_core::reclaim(free_list_sink& sink, std::uint64_t pass) {
       if (pass != 0 && se.busy_pass == pass) continue;  // found incomplete in this pass already
       // s: clang 14 does not capture a structured binding.
       collect_completed(backend_, se, [&, &s = se](epoch& ep) { collect_locked(shard, s, ep, done); }, epochs);
-      if (!se.closed.empty()) se.busy_pass = pass;  // its oldest closed epoch was queried: incomplete
+      if (pass != 0 && !se.closed.empty()) se.busy_pass = pass;  // its oldest closed epoch was found incomplete
     }
   }
   release_items(done, sink);

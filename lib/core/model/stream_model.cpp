@@ -253,6 +253,15 @@ struct epoch_elsewhere {
     open($) = true;
     shard_mutex.unlock($);
   }
+  // The blocks a thread took from X's partition: into an epoch behind X's event (defer_chain), or,
+  // the seeded bug, straight onto the shared lists.
+  void hand_over(Table& t, const block_chain& c, bool without_epoch) {
+    if (without_epoch) {
+      shared.push_chain(t, c.head, c.tail, no_backoff);
+    } else {
+      defer(c);
+    }
+  }
   // Up to three attempts; true when a block was reused.
   bool reclaim_and_reuse(Table& t, relacy_atomics::atomic<int>& x_done) {
     for (int attempt = 0; attempt < 3; ++attempt) {
@@ -286,6 +295,15 @@ template <class Table>
 void run_stream(Table& t, relacy_atomics::atomic<int>& x_done) {
   for (block_index b = 0; b < Table::count; ++b) t.use(b);
   x_done.store(1, std::memory_order_release);
+}
+
+// The two threads of a model besides X's: one on another stream reclaims the epoch once X's event
+// completed and reuses a block (then *reused is true), the other is X's device thread.
+template <class Table>
+void elsewhere_or_device(bool elsewhere, epoch_elsewhere<Table>& epoch, Table& t, relacy_atomics::atomic<int>& x_done,
+                         rl::var<bool>& reused) {
+  if (!elsewhere) return run_stream(t, x_done);
+  if (epoch.reclaim_and_reuse(t, x_done)) reused($) = true;
 }
 
 // ---- retire_stream ------------------------------------------------------------------------------
@@ -329,15 +347,9 @@ struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
       const std::size_t classes = Bug == retire_bug::one_class_drained ? 1 : 2;
       const block_chain all = drain_partition(table, classes, [this](size_class c) -> stack& { return partition_s[c]; });
       if (all.empty()) return;
-      if (Bug == retire_bug::no_epoch) {
-        epoch.shared.push_chain(table, all.head, all.tail, no_backoff);
-        return;
-      }
-      epoch.defer(all);  // defer_chain: the epoch and its event, recorded on S now
-    } else if (id == other_stream) {
-      if (epoch.reclaim_and_reuse(table, s_done)) reused_elsewhere($) = true;
+      epoch.hand_over(table, all, Bug == retire_bug::no_epoch);  // defer_chain: an event recorded on S now
     } else {
-      run_stream(table, s_done);
+      elsewhere_or_device(id == other_stream, epoch, table, s_done, reused_elsewhere);
     }
   }
   void after() {
@@ -395,15 +407,9 @@ struct donate_model : rl::test_suite<donate_model<Bug>, 4> {
       }
       if (rest.empty()) return;
       donated($) = true;
-      if (Bug == donate_bug::no_epoch) {
-        epoch.shared.push_chain(table, rest.head, rest.tail, no_backoff);
-        return;
-      }
-      epoch.defer(rest);  // defer_chain: the epoch and its event, recorded on P now
-    } else if (id == other_stream) {
-      if (epoch.reclaim_and_reuse(table, p_done)) reused_elsewhere($) = true;
+      epoch.hand_over(table, rest, Bug == donate_bug::no_epoch);  // defer_chain: an event recorded on P now
     } else {
-      run_stream(table, p_done);
+      elsewhere_or_device(id == other_stream, epoch, table, p_done, reused_elsewhere);
     }
   }
   void after() {
