@@ -324,7 +324,7 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
     se.stream = s;
     se.open.push_back(b);
     ++shard.pending_blocks[blocks_[b].size_class()];
-    if (se.open.size() + se.open_marks >= options_.epoch_batch) close_locked(shard, se);
+    if (se.open.size() + se.open_marks >= options_.epoch_batch) close_locked(shard, se, close_reason::full);
   } catch (const std::exception& e) {
     // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
     // this pool, reported here); a later close retries the event.
@@ -341,7 +341,7 @@ stream_tag pool_core::mark_stream_free(stream_ref s) {
   const stream_tag tag{&se.completed, se.open_seq, s.native(), true};
   if (se.open.size() + se.open_marks >= options_.epoch_batch) {
     try {
-      close_locked(shard, se);
+      close_locked(shard, se, close_reason::full);
     } catch (const std::exception& e) {
       // The mark stays in the open epoch; a later close retries the event.
       std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());
@@ -373,16 +373,17 @@ void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t
   se.open_mark_bytes += bytes;
   if (se.open_mark_bytes < heap_.mapped_bytes() / mark_close_share) return;
   try {
-    close_locked(shard, se);
+    close_locked(shard, se, close_reason::bytes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
   }
 }
 
-void pool_core::close_locked(epoch_shard& shard, stream_epochs& se) {
+void pool_core::close_locked(epoch_shard& shard, stream_epochs& se, close_reason why) {
   if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
   ++shard.closed;
   events_recorded_.fetch_add(1, std::memory_order_relaxed);
+  epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
 }
 
 bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
@@ -408,7 +409,7 @@ bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
     b = e.next.load(std::memory_order_relaxed);
   }
   try {
-    close_locked(shard, se);
+    close_locked(shard, se, close_reason::other);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
   }
@@ -434,7 +435,7 @@ void pool_core::flush_stream(stream_ref s) {
     epoch_shard& shard = shard_of(s);
     std::lock_guard lock(shard.mutex);
     auto it = shard.streams.find(s.native());
-    if (it != shard.streams.end()) close_locked(shard, it->second);
+    if (it != shard.streams.end()) close_locked(shard, it->second, close_reason::other);
   }
   heap_.forget_stream(s.native());  // the handle may name another stream once s is destroyed
 }
@@ -443,7 +444,7 @@ void pool_core::close_open_epochs() {
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) close_locked(shard, se);
+    for (auto& [key, se] : shard.streams) close_locked(shard, se, close_reason::slow_path);
   }
 }
 
@@ -482,7 +483,7 @@ std::size_t pool_core::wait_pending(free_list_sink& sink) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
     for (auto& [key, se] : shard.streams) {
-      close_locked(shard, se);
+      close_locked(shard, se, close_reason::slow_path);
       for (epoch& ep : se.closed) {
         backend_->wait(ep.event);
         collect_locked(shard, se, ep, done);
@@ -584,6 +585,10 @@ pool_stats pool_core::stats() const {
   st.ooms = ooms_.load(std::memory_order_relaxed);
   st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
   st.events_recorded = events_recorded_.load(std::memory_order_relaxed);
+  st.epochs_closed_full = epochs_closed_[static_cast<std::size_t>(close_reason::full)].load(std::memory_order_relaxed);
+  st.epochs_closed_bytes = epochs_closed_[static_cast<std::size_t>(close_reason::bytes)].load(std::memory_order_relaxed);
+  st.epochs_closed_slow_path = epochs_closed_[static_cast<std::size_t>(close_reason::slow_path)].load(std::memory_order_relaxed);
+  st.epochs_closed_other = epochs_closed_[static_cast<std::size_t>(close_reason::other)].load(std::memory_order_relaxed);
   st.stream_waits = stream_waits_.load(std::memory_order_relaxed);
   st.epochs_reclaimed = epochs_reclaimed_.load(std::memory_order_relaxed);
   return st;

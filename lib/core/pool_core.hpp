@@ -274,7 +274,9 @@ class pool_core {
     std::size_t closed = 0;                            // closed epochs not yet reclaimed; GUARDED_BY(mutex)
   };
 
-  void close_locked(epoch_shard& shard, stream_epochs& se);
+  // Why an epoch closes (pool_stats::epochs_closed_*).
+  enum class close_reason : std::uint8_t { full, bytes, slow_path, other };
+  void close_locked(epoch_shard& shard, stream_epochs& se, close_reason why);
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
   [[nodiscard]] stream_tag mark_stream_free(stream_ref s);
@@ -326,6 +328,7 @@ class pool_core {
   std::atomic<std::uint64_t> ooms_{0};
   std::atomic<std::uint64_t> invalid_frees_{0};
   std::atomic<std::uint64_t> events_recorded_{0};
+  std::atomic<std::uint64_t> epochs_closed_[4] = {};  // by close_reason
   std::atomic<std::uint64_t> stream_waits_{0};
   std::atomic<std::uint64_t> epochs_reclaimed_{0};
   std::atomic<std::uint64_t> reclaim_passes_{0};

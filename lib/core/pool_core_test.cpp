@@ -69,15 +69,39 @@ TEST(PoolCore, OneEventPerBatchOfStreamOrderedFrees) {
   for (int i = 0; i < 200; ++i) ps.push_back(pool.allocate(4096));
   for (void* p : ps) pool.deallocate(p, s);
   EXPECT_EQ(pool.stats().events_recorded, 3u);  // 3 full batches of 64; 8 frees still open
+  EXPECT_EQ(pool.stats().epochs_closed_full, 3u);
   EXPECT_EQ(pool.stats().classes[11].pending_blocks, 200u);
   pool.flush_stream(s);
   EXPECT_EQ(pool.stats().events_recorded, 4u);
+  EXPECT_EQ(pool.stats().epochs_closed_other, 1u);  // the flush
+  EXPECT_EQ(pool.stats().epochs_closed_slow_path, 0u);
+  EXPECT_EQ(pool.stats().epochs_closed_bytes, 0u);
   device->synchronize(s);
   EXPECT_EQ(pool.trim(), std::size_t{2} << 20);  // trim reclaims first: all 200 are free again
   const pool_stats st = pool.stats();
   EXPECT_EQ(st.epochs_reclaimed, 4u);
   EXPECT_EQ(st.pending_epochs, 0u);
   EXPECT_EQ(st.classes[11].pending_blocks, 0u);
+  device->destroy_stream(s);
+}
+
+// A miss with frees pending in an open epoch closes it (the slow path's step 2), counted apart
+// from full epochs.
+TEST(PoolCore, AMissClosesTheOpenEpochs) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref s = device->create_stream();
+  void* p = pool.allocate(64 << 10);  // the class's first slab: this one block
+  pool.deallocate(p, s);
+  EXPECT_EQ(pool.stats().events_recorded, 0u);
+  void* q = pool.allocate(64 << 10);
+  const pool_stats st = pool.stats();
+  EXPECT_EQ(st.events_recorded, 1u);
+  EXPECT_EQ(st.epochs_closed_slow_path, 1u);
+  EXPECT_EQ(st.epochs_closed_full + st.epochs_closed_bytes + st.epochs_closed_other, 0u);
+  pool.deallocate(q);
+  pool.flush_stream(s);
+  device->synchronize(s);
   device->destroy_stream(s);
 }
 

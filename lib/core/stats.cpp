@@ -26,6 +26,8 @@ json to_json_value(const pool_stats& s) {
   o["ooms"] = s.ooms;
   o["invalid_frees"] = s.invalid_frees;
   o["events_recorded"] = s.events_recorded;
+  o["epochs_closed"] = {{"full", s.epochs_closed_full}, {"bytes", s.epochs_closed_bytes},
+                        {"slow_path", s.epochs_closed_slow_path}, {"other", s.epochs_closed_other}};
   o["epochs_reclaimed"] = s.epochs_reclaimed;
   o["stream_waits"] = s.stream_waits;
   o["pending_epochs"] = s.pending_epochs;

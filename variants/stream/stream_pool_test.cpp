@@ -163,9 +163,10 @@ TEST_F(StreamPool, ALargeFreeOnAStreamServesAnotherOnceTheStreamHasReachedIt) {
   device->synchronize_device();
   void* p = pool.allocate(big, a);
   device->fill(a, p, big, 0xA);
-  const std::uint64_t events = pool.stats().events_recorded;
+  const pool_stats before = pool.stats();
   pool.deallocate(p, a);  // one free, far below epoch_batch: closed for its bytes
-  EXPECT_EQ(pool.stats().events_recorded, events + 1);
+  EXPECT_EQ(pool.stats().events_recorded, before.events_recorded + 1);
+  EXPECT_EQ(pool.stats().epochs_closed_bytes, before.epochs_closed_bytes + 1);
   device->synchronize(a);  // a has reached the free
   device->pause(a);        // and is busy from now on: an event recorded now would not complete
   const std::uint64_t maps = pool.stats().heap.maps;

@@ -76,7 +76,16 @@ struct pool_stats {
   std::uint64_t trims = 0;            // unmap / chunk-free operations (= unmaps)
   std::uint64_t ooms = 0;
   std::uint64_t invalid_frees = 0;
-  std::uint64_t events_recorded = 0;  // epochs closed (one event each)
+  std::uint64_t events_recorded = 0;  // epochs closed (one event each), and stream_waits' events
+  // Why the epochs closed (their sum is events_recorded less stream_waits): full, epoch_batch frees
+  // and large frees in it; bytes, its large frees reached a sixteenth of the mapped bytes (several
+  // streams in the heap); slow_path, an allocation's slow path (a miss), or a wait for pending
+  // frees, closed every open epoch; other, flush_stream, retire_stream and the stream variant's
+  // donations (a chain of blocks behind one event).
+  std::uint64_t epochs_closed_full = 0;
+  std::uint64_t epochs_closed_bytes = 0;
+  std::uint64_t epochs_closed_slow_path = 0;
+  std::uint64_t epochs_closed_other = 0;
   // Device-side waits of one stream on another (an event recorded on one stream and waited on by
   // another): a steal under memory pressure, record_stream. Each one can serialise two streams.
   std::uint64_t stream_waits = 0;
