@@ -11,10 +11,10 @@ o=$OUT/c; mkdir -p $o; start=$(date +%s); S=.bundle/gpu-suite
 el() { echo "$* $(( $(date +%s)-start ))s" | tee -a $o/times.txt; }
 timeout 90 .bundle/bin/bench --backend=cuda --traces=.bundle/traces --benchmark_filter='^(replay/(mutex|lockfree|tls|stream|cudaMallocAsync)/[a-z_0-9]+/real_time|limit/epoch_event/real_time)$' \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out=$o/replay.json --benchmark_out_format=json > /dev/null 2>$o/replay.err; el replay rc=$?
-timeout 180 bash $S $o tests > /dev/null 2>&1; el tests rc=$?
+timeout 160 bash $S $o tests > /dev/null 2>&1; el tests rc=$?
 SOAK_SECONDS=60 SOAK_SIZES=mixed timeout 100 bash $S $o soak > /dev/null 2>&1; el soak rc=$?
 PEER_SECONDS=20 timeout 80 bash $S $o peers > /dev/null 2>&1; el peers rc=$?
 BENCH_FILTER='^(pair/(mutex|lockfree|tls|stream|cudaMallocAsync|cub)/4096|prodcons/(mutex|lockfree|tls|stream|cudaMallocAsync|cub))/real_time/threads:[0-9]+$' \
-  timeout 150 bash $S $o bench > /dev/null 2>&1; el bench rc=$?
+  timeout 130 bash $S $o bench > /dev/null 2>&1; el bench rc=$?
 grep -hE 'FAILED|exit=|soak variant|violations' $o/tests.log $o/soak.log $o/peers.log | head -40
 tar czf $OUT/c.tgz -C $OUT c; el done
