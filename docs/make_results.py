@@ -392,6 +392,18 @@ def section_replay(pg, bench):
                 return "–"
             return f"{fmt(1000 * e)} / {fmt(1000 * q) if q is not None else '–'} ({fmt(e * epoch_ns)})"
         pg.add(*table(head, [r for r in grid(ep) if any(c != "–" for c in r[1:])]))
+        why = ("full", "bytes", "slow_path", "other")
+        if any(oi[0] and oi[0].get("closed_full_per_1k_ops") is not None for oi in rows.values()):
+            pg.add("", "Why the epochs closed, per 1000 operations (`stats().epochs_closed_*`): full (`epoch_batch` "
+                   "frees) / bytes (large frees reached a sixteenth of the mapped bytes) / slow path (a miss, or a "
+                   "wait, closed every open epoch) / other (flushes, donations):", "")
+
+            def wy(oi):
+                r = oi[0] if oi[0] else None
+                if not r or r.get("closed_full_per_1k_ops") is None:
+                    return "–"
+                return " / ".join(fmt(r.get(f"closed_{w}_per_1k_ops")) for w in why)
+            pg.add(*table(head, [r for r in grid(wy) if any(c != "–" for c in r[1:])]))
     base = {t: ns(rows.get((t, BASELINE), [None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
