@@ -8,6 +8,8 @@
 # the four variants and the peers (3 repetitions).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 o=$OUT/c; mkdir -p $o; start=$(date +%s); S=.bundle/gpu-suite
+# Call c ran without this line, so its replay step failed (rc 127); call c2 ran that step with it.
+export LD_LIBRARY_PATH=$PWD/.bundle/lib
 el() { echo "$* $(( $(date +%s)-start ))s" | tee -a $o/times.txt; }
 timeout 90 .bundle/bin/bench --backend=cuda --traces=.bundle/traces --benchmark_filter='^(replay/(mutex|lockfree|tls|stream|cudaMallocAsync)/[a-z_0-9]+/real_time|limit/epoch_event/real_time)$' \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out=$o/replay.json --benchmark_out_format=json > /dev/null 2>$o/replay.err; el replay rc=$?
