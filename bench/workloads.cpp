@@ -371,11 +371,13 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
       // x limit/epoch_event's ns: what the epochs of the stream-ordered frees cost per operation.
       state.counters["events_per_op"] = static_cast<double>(st->events_recorded) / static_cast<double>(replayed);
       // Why they closed, per 1000 operations (pool_stats::epochs_closed_*).
-      const double per_1k_ops = 1000.0 / static_cast<double>(replayed);
-      state.counters["closed_full_per_1k_ops"] = per_1k_ops * static_cast<double>(st->epochs_closed_full);
-      state.counters["closed_bytes_per_1k_ops"] = per_1k_ops * static_cast<double>(st->epochs_closed_bytes);
-      state.counters["closed_slow_path_per_1k_ops"] = per_1k_ops * static_cast<double>(st->epochs_closed_slow_path);
-      state.counters["closed_other_per_1k_ops"] = per_1k_ops * static_cast<double>(st->epochs_closed_other);
+      const std::pair<const char*, std::uint64_t> closed[] = {{"full", st->epochs_closed_full},
+                                                                 {"bytes", st->epochs_closed_bytes},
+                                                                 {"slow_path", st->epochs_closed_slow_path},
+                                                                 {"other", st->epochs_closed_other}};
+      for (const auto& [why, n] : closed) {
+        state.counters[std::string("closed_") + why + "_per_1k_ops"] = 1000.0 * static_cast<double>(n) / static_cast<double>(replayed);
+      }
     }
     device_call_counters(state, c, static_cast<double>(replayed), "per_op");
     // The floor of non-moving best fit at 2 MiB pages (fit_floor.hpp), for whole passes.

@@ -43,8 +43,9 @@
 //   replay/<a>/<trace>/immediate  pools only: the same with immediate frees (deallocate(p)), which
 //                            separates the cost of deferred (stream-ordered) frees from the rest
 //   limit/epoch_event        no allocator: the host's cost of one epoch (an event recorded on a
-//                            stream, and later one query of it), from a ring of 64 events. x a replay's events_per_op: what its epochs cost per
-//                            operation, the floor of its stream-ordered frees
+//                            stream, and later one query of it), from a ring of 64 events; times
+//                            a replay's events_per_op, what its epochs cost per operation (the
+//                            floor of its stream-ordered frees)
 //
 // Streams of the peers: in the workloads without streams a peer allocates on a stream of its own
 // per benchmark thread (non-blocking, made on the backend in set-up) and frees on that stream

@@ -382,7 +382,6 @@ void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t
 void pool_core::close_locked(epoch_shard& shard, stream_epochs& se, close_reason why) {
   if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
   ++shard.closed;
-  events_recorded_.fetch_add(1, std::memory_order_relaxed);
   epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -426,8 +425,7 @@ void pool_core::order_after(stream_ref waiter, stream_ref producer) {
     throw;
   }
   backend_->release_event(e);
-  events_recorded_.fetch_add(1, std::memory_order_relaxed);
-  stream_waits_.fetch_add(1, std::memory_order_relaxed);
+  stream_waits_.fetch_add(1, std::memory_order_relaxed);  // one event recorded, one wait
 }
 
 void pool_core::flush_stream(stream_ref s) {
@@ -584,12 +582,17 @@ pool_stats pool_core::stats() const {
   st.trims = st.heap.unmaps;
   st.ooms = ooms_.load(std::memory_order_relaxed);
   st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
-  st.events_recorded = events_recorded_.load(std::memory_order_relaxed);
-  st.epochs_closed_full = epochs_closed_[static_cast<std::size_t>(close_reason::full)].load(std::memory_order_relaxed);
-  st.epochs_closed_bytes = epochs_closed_[static_cast<std::size_t>(close_reason::bytes)].load(std::memory_order_relaxed);
-  st.epochs_closed_slow_path = epochs_closed_[static_cast<std::size_t>(close_reason::slow_path)].load(std::memory_order_relaxed);
-  st.epochs_closed_other = epochs_closed_[static_cast<std::size_t>(close_reason::other)].load(std::memory_order_relaxed);
+  const auto closed = [this](close_reason r) {
+    return epochs_closed_[static_cast<std::size_t>(r)].load(std::memory_order_relaxed);
+  };
+  st.epochs_closed_full = closed(close_reason::full);
+  st.epochs_closed_bytes = closed(close_reason::bytes);
+  st.epochs_closed_slow_path = closed(close_reason::slow_path);
+  st.epochs_closed_other = closed(close_reason::other);
   st.stream_waits = stream_waits_.load(std::memory_order_relaxed);
+  // An event per closed epoch and per device-side wait (order_after).
+  st.events_recorded = st.epochs_closed_full + st.epochs_closed_bytes + st.epochs_closed_slow_path +
+                       st.epochs_closed_other + st.stream_waits;
   st.epochs_reclaimed = epochs_reclaimed_.load(std::memory_order_relaxed);
   return st;
 }

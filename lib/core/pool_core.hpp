@@ -275,7 +275,7 @@ class pool_core {
   };
 
   // Why an epoch closes (pool_stats::epochs_closed_*).
-  enum class close_reason : std::uint8_t { full, bytes, slow_path, other };
+  enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
   void close_locked(epoch_shard& shard, stream_epochs& se, close_reason why);
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
@@ -327,8 +327,8 @@ class pool_core {
   std::atomic<std::uint64_t> grows_{0};
   std::atomic<std::uint64_t> ooms_{0};
   std::atomic<std::uint64_t> invalid_frees_{0};
-  std::atomic<std::uint64_t> events_recorded_{0};
-  std::atomic<std::uint64_t> epochs_closed_[4] = {};  // by close_reason
+  // Epochs closed, by close_reason; stats().events_recorded adds stream_waits_ (an event each).
+  std::atomic<std::uint64_t> epochs_closed_[static_cast<std::size_t>(close_reason::count)] = {};
   std::atomic<std::uint64_t> stream_waits_{0};
   std::atomic<std::uint64_t> epochs_reclaimed_{0};
   std::atomic<std::uint64_t> reclaim_passes_{0};
