@@ -16,6 +16,7 @@ namespace bench {
 struct device_call_counts {
   std::uint64_t records = 0;        // record()
   std::uint64_t queries = 0;        // query() and query_stream()
+  std::uint64_t stream_queries = 0; // query_stream() alone (the stream variant's steals)
   std::uint64_t waits = 0;          // wait(), synchronize(), synchronize_device()
   std::uint64_t stream_waits = 0;   // stream_wait()
 };
@@ -26,7 +27,8 @@ class counting_backend final : public cudapool::backend {
 
   [[nodiscard]] device_call_counts counts() const noexcept {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
-            waits_.load(std::memory_order_relaxed), stream_waits_.load(std::memory_order_relaxed)};
+            stream_queries_.load(std::memory_order_relaxed), waits_.load(std::memory_order_relaxed),
+            stream_waits_.load(std::memory_order_relaxed)};
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return inner_->name(); }
@@ -56,6 +58,7 @@ class counting_backend final : public cudapool::backend {
   }
   [[nodiscard]] bool query_stream(cudapool::stream_ref s) override {
     count(queries_);
+    count(stream_queries_);
     return inner_->query_stream(s);
   }
   [[nodiscard]] cudapool::event_handle acquire_event() override { return inner_->acquire_event(); }
@@ -103,6 +106,7 @@ class counting_backend final : public cudapool::backend {
   std::shared_ptr<cudapool::backend> inner_;
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> queries_{0};
+  std::atomic<std::uint64_t> stream_queries_{0};
   std::atomic<std::uint64_t> waits_{0};
   std::atomic<std::uint64_t> stream_waits_{0};
 };

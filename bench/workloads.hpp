@@ -319,13 +319,15 @@ inline void pool_activity_counters(benchmark::State& state, const cudapool::pool
 }
 
 // The pool's device calls (run_options::count_device_calls), per `unit` of `of` (operations,
-// allocations): counters device_records_<name>, device_queries_<name>, device_waits_<name>.
+// allocations): counters device_records_<name>, device_queries_<name> (of which
+// device_stream_queries_<name>: stream queries, the rest event queries), device_waits_<name>.
 inline void device_call_counters(benchmark::State& state, const run_context& ctx, double of, const char* name) {
   if (!ctx.counted || of <= 0) return;
   const device_call_counts n = ctx.counted->counts();
   const auto per = [&](std::uint64_t v) { return static_cast<double>(v) / of; };
   state.counters[std::string("device_records_") + name] = per(n.records);
   state.counters[std::string("device_queries_") + name] = per(n.queries);
+  state.counters[std::string("device_stream_queries_") + name] = per(n.stream_queries);
   state.counters[std::string("device_waits_") + name] = per(n.waits + n.stream_waits);
 }
 

@@ -395,13 +395,15 @@ class basic_pool final : private core::free_list_sink {
     core_.deallocate_other(p, r, s);
   }
 
-  // The slow path, in order: reuse completed stream-ordered frees; close open epochs and look
-  // again; [stream-partitioned lists: take blocks of another stream that has completed its work,
-  // no wait]; grow (under byte_limit; not past the release threshold for stream-partitioned
-  // lists); [stream-partitioned: only now, under pressure, take blocks of another stream behind a
-  // device-side wait, then wait for pending frees]; then wait for all pending frees and give free
-  // slabs of other classes back to the backend, and try once more. No stream waits on another
-  // while memory can be had otherwise. Returns a block for the caller, or no_block.
+  // The slow path, in order: reuse completed stream-ordered frees; reuse a block freed on s whose
+  // epoch is still open (stream order makes it safe, no event); close the open epochs that can give
+  // class c something (pool_core::close_epochs_for) and look again; [stream-partitioned
+  // lists: take blocks of another stream that has completed its work, no wait]; grow (under
+  // byte_limit; not past the release threshold for stream-partitioned lists); [stream-partitioned:
+  // only now, under pressure, take blocks of another stream behind a device-side wait, then wait
+  // for pending frees]; then wait for all pending frees and give free slabs of other classes back
+  // to the backend, and try once more. No stream waits on another while memory can be had
+  // otherwise. Returns a block for the caller, or no_block.
   [[gnu::noinline]] block_index refill(size_class c, stream_ref s) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       // One pass for the attempt's reclaims: a stream found busy is not queried again in it.
@@ -409,7 +411,8 @@ class basic_pool final : private core::free_list_sink {
       if (core_.reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
-      core_.close_open_epochs();
+      if (block_index b = core_.take_from_open_epoch(c, s); b != no_block) return b;
+      core_.close_epochs_for(c);
       if (core_.reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }

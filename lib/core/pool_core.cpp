@@ -320,10 +320,12 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   try {
-    stream_epochs& se = shard.streams[s.native()];
+    stream_state& se = shard.streams[s.native()];
     se.stream = s;
     se.open.push_back(b);
-    ++shard.pending_blocks[blocks_[b].size_class()];
+    const size_class c = blocks_[b].size_class();
+    se.open_classes.set(c);
+    ++shard.pending_blocks[c];
     if (se.open.size() + se.open_marks >= options_.epoch_batch) close_locked(shard, se, close_reason::full);
   } catch (const std::exception& e) {
     // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
@@ -335,7 +337,7 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
 stream_tag pool_core::mark_stream_free(stream_ref s) {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  stream_epochs& se = shard.streams[s.native()];
+  stream_state& se = shard.streams[s.native()];
   se.stream = s;
   ++se.open_marks;
   const stream_tag tag{&se.completed, se.open_seq, s.native(), true};
@@ -369,7 +371,7 @@ void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t
   std::lock_guard lock(shard.mutex);
   const auto it = shard.streams.find(s.native());
   if (it == shard.streams.end() || it->second.open_seq != tag.epoch) return;  // closed meanwhile
-  stream_epochs& se = it->second;
+  stream_state& se = it->second;
   se.open_mark_bytes += bytes;
   if (se.open_mark_bytes < heap_.mapped_bytes() / mark_close_share) return;
   try {
@@ -379,8 +381,9 @@ void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t
   }
 }
 
-void pool_core::close_locked(epoch_shard& shard, stream_epochs& se, close_reason why) {
+void pool_core::close_locked(epoch_shard& shard, stream_state& se, close_reason why) {
   if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
+  se.open_classes.reset();
   ++shard.closed;
   epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
 }
@@ -389,7 +392,7 @@ bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
   if (chain.empty()) return true;
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  stream_epochs* found = nullptr;
+  stream_state* found = nullptr;
   try {  // everything that allocates, before any block changes
     found = &shard.streams[s.native()];
     found->open.reserve(found->open.size() + chain.count);
@@ -397,13 +400,14 @@ bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
     std::fprintf(stderr, "cudapool: deferring %zu blocks failed: %s\n", chain.count, e.what());
     return false;
   }
-  stream_epochs& se = *found;
+  stream_state& se = *found;
   se.stream = s;
   block_index b = chain.head;
   for (std::size_t i = 0; i < chain.count; ++i) {
     block_entry& e = blocks_[b];
     e.meta.store(block_entry::pack(block_state::pending, 0), std::memory_order_relaxed);
     se.open.push_back(b);
+    se.open_classes.set(e.size_class());
     ++shard.pending_blocks[e.size_class()];
     b = e.next.load(std::memory_order_relaxed);
   }
@@ -443,6 +447,37 @@ void pool_core::close_open_epochs() {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
     for (auto& [key, se] : shard.streams) close_locked(shard, se, close_reason::slow_path);
+  }
+}
+
+block_index pool_core::take_from_open_epoch(size_class c, stream_ref s) noexcept {
+  if (s.native() == nullptr) return no_block;
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  const auto it = shard.streams.find(s.native());
+  if (it == shard.streams.end() || !it->second.open_classes[c]) return no_block;
+  stream_state& se = it->second;
+  for (std::size_t i = se.open.size(); i-- > 0;) {  // the latest free first
+    const block_index b = se.open[i];
+    block_entry& e = blocks_[b];
+    if (e.size_class() != c) continue;
+    se.open[i] = se.open.back();
+    se.open.pop_back();
+    --shard.pending_blocks[c];
+    e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
+    return b;
+  }
+  se.open_classes.reset(c);
+  return no_block;
+}
+
+void pool_core::close_epochs_for(size_class c) {
+  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+    epoch_shard& shard = epoch_shards_[i];
+    std::lock_guard lock(shard.mutex);
+    for (auto& [key, se] : shard.streams) {
+      if (se.open_classes[c] || se.open_marks > 0) close_locked(shard, se, close_reason::slow_path);
+    }
   }
 }
 

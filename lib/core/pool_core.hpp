@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -175,8 +176,20 @@ class pool_core {
   [[nodiscard]] std::uint64_t new_reclaim_pass() noexcept {
     return reclaim_passes_.fetch_add(1, std::memory_order_relaxed) + 1;
   }
+  // A block of class c freed on s that still waits in s's open epoch, for an allocation on s: free
+  // again at once, with no event (the work enqueued on s before the free runs before anything
+  // enqueued on s after this allocation; a heap range freed on s is reused the same way).
+  // no_block when there is none, and for the null stream (which names each thread's own stream
+  // under per-thread default streams). Thread-safe (the stream's shard lock).
+  [[nodiscard]] block_index take_from_open_epoch(size_class c, stream_ref s) noexcept;
   // Closes every open epoch (one event each).
   void close_open_epochs();
+  // A miss of class c: closes the open epochs that can give it something once complete (one event
+  // each): those holding blocks of c, and those holding large ranges (the new slab that follows
+  // is shared by every stream, so its frame may only come from a range with nothing pending, on
+  // any stream). An epoch of other classes' blocks alone gives c nothing: it stays open until
+  // full, and the miss records no event for it.
+  void close_epochs_for(size_class c);
   // Closes every open epoch and blocks until all pending epochs completed, then reclaims.
   std::size_t wait_pending(free_list_sink& sink);
 
@@ -267,16 +280,22 @@ class pool_core {
   // close_epoch / collect_epoch / collect_completed the model test runs under Relacy).
   using stream_epochs = basic_stream_epochs<std_atomics, stream_ref, event_handle, std::vector<block_index>, std::deque>;
   using epoch = stream_epochs::epoch;
+  // A stream's epochs and the classes of the blocks in its open epoch (close_epochs_for,
+  // take_from_open_epoch). INVARIANT: open_classes[c] if a block of class c is in `open` (reset
+  // when it closes, and bit c when a search finds no block of c).
+  struct stream_state : stream_epochs {
+    std::bitset<max_size_classes> open_classes;
+  };
   struct alignas(64) epoch_shard {
     mutable std::mutex mutex;
-    std::unordered_map<void*, stream_epochs> streams;  // GUARDED_BY(mutex)
+    std::unordered_map<void*, stream_state> streams;  // GUARDED_BY(mutex)
     std::vector<std::size_t> pending_blocks;           // per class; GUARDED_BY(mutex)
     std::size_t closed = 0;                            // closed epochs not yet reclaimed; GUARDED_BY(mutex)
   };
 
   // Why an epoch closes (pool_stats::epochs_closed_*).
   enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
-  void close_locked(epoch_shard& shard, stream_epochs& se, close_reason why);
+  void close_locked(epoch_shard& shard, stream_state& se, close_reason why);
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
   [[nodiscard]] stream_tag mark_stream_free(stream_ref s);

@@ -105,6 +105,75 @@ TEST(PoolCore, AMissClosesTheOpenEpochs) {
   device->destroy_stream(s);
 }
 
+// A miss closes only the open epochs that can give its class something: one holding blocks of the
+// class, or one holding a large range (the new slab that follows may take it once the event
+// completed: a slab's frame has nothing pending on any stream). An epoch of other classes' blocks
+// stays open: no event for it.
+TEST(PoolCore, AMissClosesOnlyTheEpochsThatCanServeIt) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref s = device->create_stream();
+  const stream_ref t = device->create_stream();
+  void* p = pool.allocate(64 << 10);  // class A's first slab: this one block
+  pool.deallocate(p, s);               // s's open epoch holds class A
+  void* q = pool.allocate(32 << 10);  // a miss of class B: s's epoch cannot serve it
+  EXPECT_EQ(pool.stats().events_recorded, 0u);
+  void* r = pool.allocate(64 << 10);  // a miss of class A: s's epoch holds p
+  EXPECT_EQ(pool.stats().epochs_closed_slow_path, 1u);
+  void* large = pool.allocate(std::size_t{4} << 20, t);
+  pool.deallocate(large, t);               // t's open epoch holds a large range
+  void* u = pool.allocate(16 << 10, t);  // a miss of class C, on t too: the range may serve it
+  pool_stats st = pool.stats();
+  EXPECT_EQ(st.epochs_closed_slow_path, 2u);
+  EXPECT_EQ(st.events_recorded, 2u);
+  pool.deallocate(u, t);                // t's new open epoch: class C, no range
+  void* w = pool.allocate(4 << 10, s);  // a miss of class E: nothing to close
+  EXPECT_EQ(pool.stats().events_recorded, 2u);
+  for (void* x : {q, r, w}) pool.deallocate(x);
+  pool.flush_stream(s);
+  pool.flush_stream(t);
+  device->synchronize(s);
+  device->synchronize(t);
+  device->destroy_stream(s);
+  device->destroy_stream(t);
+}
+
+// A miss on s takes a block freed on s from s's open epoch, with no event and no wait (s is paused:
+// the free's work has not run). Another stream, and the null stream, never get it before the event.
+TEST(PoolCore, AMissReusesABlockFreedOnItsOwnStreamAtOnce) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref s = device->create_stream();
+  const stream_ref t = device->create_stream();
+  void* p = pool.allocate(64 << 10, s);  // the class's first slab: this one block
+  device->pause(s);
+  pool.deallocate(p, s);
+  void* on_t = pool.allocate(64 << 10, t);  // closes s's epoch: p waits behind its event
+  EXPECT_NE(on_t, p);
+  void* on_null = pool.allocate(64 << 10);
+  EXPECT_NE(on_null, p);
+  pool.deallocate(on_t, s);  // s's new open epoch
+  pool.deallocate(on_null, s);
+  const std::uint64_t events = pool.stats().events_recorded;
+  void* again = pool.allocate(64 << 10, s);
+  EXPECT_TRUE(again == on_t || again == on_null);
+  void* again2 = pool.allocate(64 << 10, s);
+  EXPECT_TRUE((again2 == on_t || again2 == on_null) && again2 != again);
+  const pool_stats st = pool.stats();
+  EXPECT_EQ(st.events_recorded, events);
+  std::size_t pending = 0;
+  for (const auto& c : st.classes) pending += c.pending_blocks;
+  EXPECT_EQ(pending, 1u);  // p, behind the closed epoch's event
+  device->resume(s);
+  for (void* x : {again, again2}) pool.deallocate(x, s);
+  pool.flush_stream(s);
+  pool.flush_stream(t);
+  device->synchronize(s);
+  device->synchronize(t);
+  device->destroy_stream(s);
+  device->destroy_stream(t);
+}
+
 TEST(PoolCore, EpochsOfDifferentStreamsAreIndependent) {
   auto device = std::shared_ptr<sim_backend>(make_sim_backend());
   test_pool pool(device);
