@@ -468,14 +468,15 @@ class basic_pool final : private core::free_list_sink {
   }
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their
-  // epoch completed); else, if ranges wait behind epochs, close them and look for completed ones
-  // (no wait); only then new memory; else wait for every pending free, trim (which gives wholly
+  // epoch completed); else, if ranges wait behind epochs, close the open epochs of other streams'
+  // ranges (pool_core::close_epochs_for_large) and look for completed ones (no wait); only then
+  // new memory; else wait for every pending free, trim (which gives wholly
   // free slabs to the heap), and try once more. Free slabs are not taken on every miss: taking a
   // variant's lists drains its caches (tls) or waits for streams (stream).
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     if (core_.heap_pending()) {
-      core_.close_open_epochs();
+      core_.close_epochs_for_large(s);
       if (core_.reclaim(*this) > 0) {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }

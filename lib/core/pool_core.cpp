@@ -442,11 +442,14 @@ void pool_core::flush_stream(stream_ref s) {
   heap_.forget_stream(s.native());  // the handle may name another stream once s is destroyed
 }
 
-void pool_core::close_open_epochs() {
+template <class Predicate>
+void pool_core::close_epochs_if(Predicate&& close) {
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) close_locked(shard, se, close_reason::slow_path);
+    for (auto& [key, se] : shard.streams) {
+      if (close(key, se)) close_locked(shard, se, close_reason::slow_path);
+    }
   }
 }
 
@@ -472,13 +475,11 @@ block_index pool_core::take_from_open_epoch(size_class c, stream_ref s) noexcept
 }
 
 void pool_core::close_epochs_for(size_class c) {
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
-    epoch_shard& shard = epoch_shards_[i];
-    std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) {
-      if (se.open_classes[c] || se.open_marks > 0) close_locked(shard, se, close_reason::slow_path);
-    }
-  }
+  close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || se.open_marks > 0; });
+}
+
+void pool_core::close_epochs_for_large(stream_ref s) {
+  close_epochs_if([s](const void* key, const stream_state& se) { return se.open_marks > 0 && key != s.native(); });
 }
 
 // Moves a completed epoch's blocks to `done`, takes them off the shard's pending counts, and lets

@@ -182,14 +182,15 @@ class pool_core {
   // no_block when there is none, and for the null stream (which names each thread's own stream
   // under per-thread default streams). Thread-safe (the stream's shard lock).
   [[nodiscard]] block_index take_from_open_epoch(size_class c, stream_ref s) noexcept;
-  // Closes every open epoch (one event each).
-  void close_open_epochs();
-  // A miss of class c: closes the open epochs that can give it something once complete (one event
-  // each): those holding blocks of c, and those holding large ranges (the new slab that follows
-  // is shared by every stream, so its frame may only come from a range with nothing pending, on
-  // any stream). An epoch of other classes' blocks alone gives c nothing: it stays open until
-  // full, and the miss records no event for it.
+  // A miss closes the open epochs that can give it something once complete (one event each);
+  // the others stay open until full, and the miss records no event for them.
+  // Of class c: those holding blocks of c, and those holding large ranges (the new slab that
+  // follows is shared by every stream, so its frame may only come from a range with nothing
+  // pending, on any stream).
   void close_epochs_for(size_class c);
+  // Of a large request on s: those holding large ranges freed on other streams (s reuses its own
+  // ranges at once; blocks of the classes never become heap ranges on their own).
+  void close_epochs_for_large(stream_ref s);
   // Closes every open epoch and blocks until all pending epochs completed, then reclaims.
   std::size_t wait_pending(free_list_sink& sink);
 
@@ -296,6 +297,9 @@ class pool_core {
   // Why an epoch closes (pool_stats::epochs_closed_*).
   enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
   void close_locked(epoch_shard& shard, stream_state& se, close_reason why);
+  // Closes (slow_path) the open epochs of every stream for which close(key, state) holds.
+  template <class Predicate>
+  void close_epochs_if(Predicate&& close);
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
   [[nodiscard]] stream_tag mark_stream_free(stream_ref s);

@@ -138,6 +138,35 @@ TEST(PoolCore, AMissClosesOnlyTheEpochsThatCanServeIt) {
   device->destroy_stream(t);
 }
 
+// A large request that fits no free range closes only the open epochs of large ranges freed on
+// other streams: its own stream's ranges are its own at once, and blocks never become ranges.
+TEST(PoolCore, ALargeMissClosesOnlyOtherStreamsRangeEpochs) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref s = device->create_stream();
+  const stream_ref t = device->create_stream();
+  const stream_ref u = device->create_stream();
+  // Mapped bytes far above the ranges freed below, so that no epoch closes by the byte rule.
+  void* keep = pool.allocate(std::size_t{256} << 20);
+  void* a = pool.allocate(std::size_t{4} << 20, s);
+  void* b = pool.allocate(std::size_t{4} << 20, t);
+  void* x = pool.allocate(1024, u);
+  pool.deallocate(a, s);  // s's open epoch: a range of its own
+  pool.deallocate(b, t);  // t's: a range of another stream
+  pool.deallocate(x, u);  // u's: a block
+  void* big = pool.allocate(std::size_t{64} << 20, s);
+  const pool_stats st = pool.stats();
+  EXPECT_EQ(st.epochs_closed_slow_path, 1u);
+  EXPECT_EQ(st.events_recorded, 1u);
+  pool.deallocate(big, s);
+  pool.deallocate(keep);
+  for (const stream_ref r : {s, t, u}) pool.flush_stream(r);
+  for (const stream_ref r : {s, t, u}) {
+    device->synchronize(r);
+    device->destroy_stream(r);
+  }
+}
+
 // A miss on s takes a block freed on s from s's open epoch, with no event and no wait (s is paused:
 // the free's work has not run). Another stream, and the null stream, never get it before the event.
 TEST(PoolCore, AMissReusesABlockFreedOnItsOwnStreamAtOnce) {
