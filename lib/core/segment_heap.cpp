@@ -533,6 +533,7 @@ segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, s
     std::uint32_t unmapped = none;
     std::uintptr_t lo = 0, hi = 0;  // the pages to map
     std::uintptr_t start = 0;
+    std::uintptr_t run_lo = 0, run_hi = 0;  // the free neighbours and pages the range is cut from
   } best;
   auto consider = [&](std::uint32_t u) {
     const extent& U = extents_[u];
@@ -545,7 +546,7 @@ segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, s
     const std::uintptr_t hi = std::min(round_up(end, page_), U.end());
     if (lo >= hi) return;  // free neighbours alone would do: find_fit saw them as unsafe or short
     if (best.unmapped == none || hi - lo < best.hi - best.lo || (hi - lo == best.hi - best.lo && start < best.start)) {
-      best = {u, lo, hi, start};
+      best = {u, lo, hi, start, from, extents_[around.last].end()};
     }
   };
   if (config_.byte_limit != 0 && mapped_.load(std::memory_order_relaxed) + round_up(bytes, page_) > config_.byte_limit + page_) {
@@ -580,7 +581,7 @@ segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, s
   // Against the current use, this request included.
   if (config_.remap_ratio > 0.0 &&
       static_cast<double>(mapped + map_bytes) > config_.remap_ratio * static_cast<double>(mapped - free_bytes_ + bytes)) {
-    unmap_elsewhere(map_bytes, extents_[best.unmapped].prev, extents_[best.unmapped].next);
+    unmap_elsewhere(map_bytes, best.run_lo, best.run_hi);
   }
   ensure_spare(2);
   if (!device_.map(reinterpret_cast<void*>(best.lo), map_bytes)) return {none, none};
@@ -732,14 +733,16 @@ void segment_heap::unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr
   mapped_.store(mapped_.load(std::memory_order_relaxed) - (hi - lo), std::memory_order_relaxed);
 }
 
-// remap_ratio: up to `bytes` of whole free pages, from the largest free ranges first, not from the
-// two extents growth is about to extend.
-void segment_heap::unmap_elsewhere(std::size_t bytes, std::uint32_t keep_a, std::uint32_t keep_b) {
+// remap_ratio: up to `bytes` of whole free pages, from the largest free ranges first, none inside
+// [keep_lo, keep_hi): the run of free neighbours that growth is about to extend, all of which the
+// new range may span (not only the two extents beside the pages it maps).
+void segment_heap::unmap_elsewhere(std::size_t bytes, std::uintptr_t keep_lo, std::uintptr_t keep_hi) {
   std::vector<std::uint32_t> candidates;
   for (std::uint32_t b = bin_count; b-- > 0 && candidates.size() < 64;) {
     for (std::uint32_t id = bins_[b]; id != none; id = extents_[id].link_next) {
-      const auto [lo, hi] = unmappable_range(extents_[id]);
-      if (lo < hi && id != keep_a && id != keep_b) candidates.push_back(id);
+      const extent& e = extents_[id];
+      const auto [lo, hi] = unmappable_range(e);
+      if (lo < hi && (e.end() <= keep_lo || e.base >= keep_hi)) candidates.push_back(id);
     }
   }
   for (const std::uint32_t id : candidates) {

@@ -196,7 +196,7 @@ class segment_heap {
   [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> unmappable_range(const extent& e) const noexcept;
   void unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi);  // pages of free extent id
-  void unmap_elsewhere(std::size_t bytes, std::uint32_t keep_a, std::uint32_t keep_b);
+  void unmap_elsewhere(std::size_t bytes, std::uintptr_t keep_lo, std::uintptr_t keep_hi);
   void count_mapped(std::size_t bytes) noexcept;
 
   backend& device_;

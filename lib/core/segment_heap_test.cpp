@@ -441,6 +441,41 @@ TEST_P(SegmentHeap, RemapRatioMovesFreePagesInsteadOfGrowing) {
   }
 }
 
+// remap_ratio never unmaps pages of the run that growth extends: here the request on stream s takes
+// a resolved range (4 pages), a range pending on s itself (1 page) and 2 new pages; the resolved
+// range is also the largest free one, the first that remap would take pages from. Taking them
+// handed out a range over unmapped pages (H200: cuMemMap failed with CUDA_ERROR_INVALID_VALUE later
+// on, when the heap mapped pages it believed unmapped).
+TEST_P(SegmentHeap, RemapKeepsTheRunThatGrowthExtends) {
+  if (!GetParam()) GTEST_SKIP() << "chunks cannot be remapped";
+  segment_heap::config c;
+  c.remap_ratio = 1.0;
+  auto heap = make(c);
+  std::atomic<std::uint64_t> s_done{0}, t_done{0};
+  int s_handle = 0, t_handle = 0;
+  const stream_tag on_s{&s_done, 1, &s_handle, true};
+  const stream_tag on_t{&t_done, 1, &t_handle, true};
+  void* x0 = heap->allocate(2 * page, page, kind::large, {}, true);
+  void* p2 = heap->allocate(4 * page, page, kind::large, {}, true);
+  void* p1 = heap->allocate(page, page, kind::large, {}, true);
+  ASSERT_EQ(addr(p2), addr(x0) + 2 * page);
+  ASSERT_EQ(addr(p1), addr(p2) + 4 * page);
+  ASSERT_EQ(heap->free(p1, kind::large, on_s), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(x0, kind::large, on_t), segment_heap::free_result::freed);  // a second stream
+  ASSERT_EQ(heap->free(p2, kind::large, {}), segment_heap::free_result::freed);    // between two pending
+  ASSERT_EQ(heap->stats().free_extents, 3u);
+  void* big = heap->allocate(7 * page, page, kind::large, {&s_handle, true}, true);
+  ASSERT_EQ(big, p2);
+  const heap_stats st = heap->stats();
+  EXPECT_EQ(st.mapped_bytes, device_->mapped_bytes());
+  EXPECT_EQ(st.mapped_bytes, 9 * page);
+  device_->fill({}, big, 7 * page, 7);
+  device_->verify({}, big, 7 * page, 7);
+  EXPECT_EQ(device_->verification_report().mismatched_ranges, 0u);
+  EXPECT_EQ(heap->free(big, kind::large, {}), segment_heap::free_result::freed);
+  t_done.store(1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SegmentHeap, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "virtual_memory" : "chunks"; });
 
