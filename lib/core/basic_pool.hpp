@@ -176,10 +176,12 @@ class basic_pool final : private core::free_list_sink {
     lists_.flush_thread_cache();
   }
 
-  // Thread-safe. Makes completed stream-ordered frees reusable, gives every wholly free slab to the
-  // heap, and unmaps the heap's wholly free pages (the pages of initial_reservation stay). Returns
-  // the bytes given back to the backend.
+  // Thread-safe. Closes the open epochs (one event each: what they hold is reclaimable once its
+  // stream gets there; no wait), makes completed stream-ordered frees reusable, gives every wholly
+  // free slab to the heap, and unmaps the heap's wholly free pages (the pages of
+  // initial_reservation stay). Returns the bytes given back to the backend.
   std::size_t trim() {
+    core_.close_open_epochs();
     core_.reclaim(*this);
     for (size_class c = 0; c < core_.classes().count(); ++c) core_.release_free_slabs(c, lists_.take_all(c), *this);
     return core_.trim_heap();

@@ -474,6 +474,10 @@ block_index pool_core::take_from_open_epoch(size_class c, stream_ref s) noexcept
   return no_block;
 }
 
+void pool_core::close_open_epochs() {
+  close_epochs_if([](const void*, const stream_state&) { return true; });
+}
+
 void pool_core::close_epochs_for(size_class c) {
   close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || se.open_marks > 0; });
 }

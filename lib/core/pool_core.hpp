@@ -182,6 +182,8 @@ class pool_core {
   // no_block when there is none, and for the null stream (which names each thread's own stream
   // under per-thread default streams). Thread-safe (the stream's shard lock).
   [[nodiscard]] block_index take_from_open_epoch(size_class c, stream_ref s) noexcept;
+  // Closes every open epoch (one event each).
+  void close_open_epochs();
   // A miss closes the open epochs that can give it something once complete (one event each);
   // the others stay open until full, and the miss records no event for them.
   // Of class c: those holding blocks of c, and those holding large ranges (the new slab that

@@ -203,6 +203,27 @@ TEST(PoolCore, AMissReusesABlockFreedOnItsOwnStreamAtOnce) {
   device->destroy_stream(t);
 }
 
+// trim() closes the open epochs: a large range freed on a stream (fewer frees than epoch_batch, and
+// no miss since) is given back once the stream has got there, without any other call.
+TEST(PoolCore, TrimGivesBackWhatWaitsInAnOpenEpochOnceTheStreamGetsThere) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref s = device->create_stream();
+  void* p = pool.allocate(std::size_t{16} << 20, s);
+  pool.deallocate(p, s);
+  ASSERT_GE(pool.stats().reserved_bytes, std::size_t{16} << 20);
+  device->pause(s);
+  pool.trim();  // closes the epoch; the range still waits for s
+  EXPECT_GE(pool.stats().reserved_bytes, std::size_t{16} << 20);
+  device->resume(s);
+  device->synchronize(s);
+  pool.trim();
+  EXPECT_EQ(pool.stats().reserved_bytes, 0u);
+  pool.flush_stream(s);
+  device->synchronize(s);
+  device->destroy_stream(s);
+}
+
 TEST(PoolCore, EpochsOfDifferentStreamsAreIndependent) {
   auto device = std::shared_ptr<sim_backend>(make_sim_backend());
   test_pool pool(device);

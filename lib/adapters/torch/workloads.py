@@ -454,8 +454,10 @@ def run(args):
         sys.exit(f"workloads: asked for PyTorch's cudaMallocAsync backend, got '{backend}'")
     cudapool = args.allocator == "cudapool"
     torch_allocator = not cudapool
-    variant = (os.environ.get("CUDAPOOL_VARIANT") or "stream (default)") if cudapool else None
-    remap_ratio = float(os.environ.get("CUDAPOOL_REMAP_RATIO") or 0) if cudapool else 0
+    variant = (os.environ.get("CUDAPOOL_VARIANT") or "tls (default)") if cudapool else None
+    # None: the plug-in's default (docs/pytorch.md), as for the variant and the largest class.
+    remap_ratio = (float(os.environ["CUDAPOOL_REMAP_RATIO"]) if os.environ.get("CUDAPOOL_REMAP_RATIO") else None) \
+        if cudapool else None
     max_class = (os.environ.get("CUDAPOOL_MAX_CLASS_BYTES") or None) if cudapool else None
     label = label_of({"allocator": args.allocator, "variant": variant, "remap_ratio": remap_ratio,
                       "max_class_bytes": max_class})
@@ -544,7 +546,7 @@ def label_of(run_json):
     variant = run_json.get("variant") or "default"
     remap = "-remap" if run_json.get("remap_ratio") else ""
     max_class = "-class" + run_json["max_class_bytes"] if run_json.get("max_class_bytes") else ""
-    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "stream (default)" -> cudapool-stream
+    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "tls (default)" -> cudapool-stream
 
 
 def ratio(a, b):
