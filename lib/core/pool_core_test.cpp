@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -58,6 +59,15 @@ class vector_lists {
 };
 
 using test_pool = basic_pool<vector_lists>;
+
+// The end of a test's streams: each one's open epoch closed, its work done, then destroyed.
+void finish_streams(test_pool& pool, sim_backend& device, std::initializer_list<stream_ref> streams) {
+  for (const stream_ref s : streams) pool.flush_stream(s);
+  for (const stream_ref s : streams) {
+    device.synchronize(s);
+    device.destroy_stream(s);
+  }
+}
 
 TEST(PoolCore, OneEventPerBatchOfStreamOrderedFrees) {
   auto device = std::shared_ptr<sim_backend>(make_sim_backend());
@@ -130,12 +140,7 @@ TEST(PoolCore, AMissClosesOnlyTheEpochsThatCanServeIt) {
   void* w = pool.allocate(4 << 10, s);  // a miss of class E: nothing to close
   EXPECT_EQ(pool.stats().events_recorded, 2u);
   for (void* x : {q, r, w}) pool.deallocate(x);
-  pool.flush_stream(s);
-  pool.flush_stream(t);
-  device->synchronize(s);
-  device->synchronize(t);
-  device->destroy_stream(s);
-  device->destroy_stream(t);
+  finish_streams(pool, *device, {s, t});
 }
 
 // A large request that fits no free range closes only the open epochs of large ranges freed on
@@ -160,11 +165,7 @@ TEST(PoolCore, ALargeMissClosesOnlyOtherStreamsRangeEpochs) {
   EXPECT_EQ(st.events_recorded, 1u);
   pool.deallocate(big, s);
   pool.deallocate(keep);
-  for (const stream_ref r : {s, t, u}) pool.flush_stream(r);
-  for (const stream_ref r : {s, t, u}) {
-    device->synchronize(r);
-    device->destroy_stream(r);
-  }
+  finish_streams(pool, *device, {s, t, u});
 }
 
 // A miss on s takes a block freed on s from s's open epoch, with no event and no wait (s is paused:
@@ -195,12 +196,7 @@ TEST(PoolCore, AMissReusesABlockFreedOnItsOwnStreamAtOnce) {
   EXPECT_EQ(pending, 1u);  // p, behind the closed epoch's event
   device->resume(s);
   for (void* x : {again, again2}) pool.deallocate(x, s);
-  pool.flush_stream(s);
-  pool.flush_stream(t);
-  device->synchronize(s);
-  device->synchronize(t);
-  device->destroy_stream(s);
-  device->destroy_stream(t);
+  finish_streams(pool, *device, {s, t});
 }
 
 // trim() closes the open epochs: a large range freed on a stream (fewer frees than epoch_batch, and
@@ -219,9 +215,7 @@ TEST(PoolCore, TrimGivesBackWhatWaitsInAnOpenEpochOnceTheStreamGetsThere) {
   device->synchronize(s);
   pool.trim();
   EXPECT_EQ(pool.stats().reserved_bytes, 0u);
-  pool.flush_stream(s);
-  device->synchronize(s);
-  device->destroy_stream(s);
+  finish_streams(pool, *device, {s});
 }
 
 TEST(PoolCore, EpochsOfDifferentStreamsAreIndependent) {
