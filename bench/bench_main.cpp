@@ -100,7 +100,10 @@ std::vector<allocator_config> allocators(bool with_peers) {
   // Memory first, for deep-learning programs (PyTorch's plug-in): classes up to 64 KiB (larger
   // requests are best-fit extents of the heap, not blocks of 4 classes per doubling in slabs of
   // their own) and remap_ratio 1.01; on the sim's deterministic replay of the recorded traces
-  // (immediate frees) they take lm_train from 1.041x its live peak to 1.010x.
+  // (immediate frees) they take lm_train from 1.041x its live peak to 1.010x. The PyTorch plug-in's
+  // defaults; on the H200's stream-ordered replay of transformer_lm_train, with no device work
+  // between steps, the remap moves pages back and forth (2 us per operation,
+  // docs/results/2026-12-02-h200-s7).
   cudapool::pool_options tight;
   tight.max_class_bytes = std::size_t{64} << 10;
   tight.remap_ratio = 1.01;

@@ -546,7 +546,7 @@ def label_of(run_json):
     variant = run_json.get("variant") or "default"
     remap = "-remap" if run_json.get("remap_ratio") else ""
     max_class = "-class" + run_json["max_class_bytes"] if run_json.get("max_class_bytes") else ""
-    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "tls (default)" -> cudapool-stream
+    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "tls (default)" -> cudapool-tls
 
 
 def ratio(a, b):
