@@ -413,7 +413,7 @@ class basic_pool final : private core::free_list_sink {
       if (core_.reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
-      if (block_index b = core_.take_from_open_epoch(c, s); b != no_block) return b;
+      if (block_index b = core_.take_from_own_epochs(c, s); b != no_block) return b;
       core_.close_epochs_for(c);
       if (core_.reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
@@ -426,12 +426,15 @@ class basic_pool final : private core::free_list_sink {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
         if (!core_.over_release_threshold()) {
+          if (block_index b = poll_for_block(c, s); b != no_block) return b;
           if (block_index b = grow_class(c, s); b != no_block) return b;
         }
         if (block_index b = lists_.steal(c, s, core::steal_mode::ordered); b != no_block) return b;
         if (core_.wait_pending(*this) > 0) {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
+      } else {
+        if (block_index b = poll_for_block(c, s); b != no_block) return b;
       }
       if (block_index b = grow_class(c, s); b != no_block) return b;
       if (attempt == 0) {
@@ -441,6 +444,16 @@ class basic_pool final : private core::free_list_sink {
       }
     }
     core_.count_oom();
+    return no_block;
+  }
+
+  // Before growing class c: the epochs pending complete within options().poll_before_growth (a miss
+  // has just closed them), then a block of c, or no_block.
+  block_index poll_for_block(size_class c, stream_ref s) {
+    core::pool_core::poll_deadline deadline{};
+    while (core_.poll_before_growth(*this, deadline) > 0) {
+      if (block_index b = pop(c, s); b != no_block) return b;
+    }
     return no_block;
   }
 
@@ -482,6 +495,10 @@ class basic_pool final : private core::free_list_sink {
       if (core_.reclaim(*this) > 0) {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }
+    }
+    core::pool_core::poll_deadline deadline{};
+    while (core_.poll_before_growth(*this, deadline) > 0) {
+      if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     }
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.wait_pending(*this);

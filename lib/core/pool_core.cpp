@@ -1,11 +1,13 @@
 #include <cudapool/detail/core/pool_core.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <bit>
 #include <limits>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 namespace cudapool::core {
@@ -44,6 +46,7 @@ const pool_options& validated(const pool_options& o) {
          std::to_string(o.first_slab_bytes));
   }
   if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
+  if (o.poll_before_growth.count() < 0) fail("poll_before_growth must be >= 0");
   if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
   if (!(o.remap_ratio == 0.0 || o.remap_ratio >= 1.0)) {
     fail("remap_ratio must be 0 (off) or >= 1, got " + std::to_string(o.remap_ratio));
@@ -385,6 +388,7 @@ void pool_core::close_locked(epoch_shard& shard, stream_state& se, close_reason 
   if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
   se.open_classes.reset();
   ++shard.closed;
+  closed_epochs_.fetch_add(1, std::memory_order_relaxed);
   epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -453,24 +457,40 @@ void pool_core::close_epochs_if(Predicate&& close) {
   }
 }
 
-block_index pool_core::take_from_open_epoch(size_class c, stream_ref s) noexcept {
+block_index pool_core::take_from_own_epochs(size_class c, stream_ref s) noexcept {
   if (s.native() == nullptr) return no_block;
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
+  if (shard.pending_blocks[c] == 0) return no_block;
   const auto it = shard.streams.find(s.native());
-  if (it == shard.streams.end() || !it->second.open_classes[c]) return no_block;
+  if (it == shard.streams.end()) return no_block;
   stream_state& se = it->second;
-  for (std::size_t i = se.open.size(); i-- > 0;) {  // the latest free first
-    const block_index b = se.open[i];
-    block_entry& e = blocks_[b];
-    if (e.size_class() != c) continue;
-    se.open[i] = se.open.back();
-    se.open.pop_back();
-    --shard.pending_blocks[c];
-    e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
-    return b;
+  // Takes the latest block of class c in `items`, or no_block.
+  const auto take = [&](std::vector<block_index>& items) {
+    for (std::size_t i = items.size(); i-- > 0;) {
+      const block_index b = items[i];
+      block_entry& e = blocks_[b];
+      if (e.size_class() != c) continue;
+      items[i] = items.back();
+      items.pop_back();
+      --shard.pending_blocks[c];
+      e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
+      return b;
+    }
+    return no_block;
+  };
+  if (se.open_classes[c]) {
+    if (const block_index b = take(se.open); b != no_block) return b;
+    se.open_classes.reset(c);
   }
-  se.open_classes.reset(c);
+  // Closed epochs, the latest first: their events may still be pending (a miss right after a
+  // close), but stream order protects s as for the open epoch. The search is bounded (a stream far
+  // behind its host thread keeps many epochs); older ones are the first to complete anyway.
+  constexpr std::size_t searched = 8;
+  std::size_t n = 0;
+  for (auto ep = se.closed.rbegin(); ep != se.closed.rend() && n < searched; ++ep, ++n) {
+    if (const block_index b = take(ep->items); b != no_block) return b;
+  }
   return no_block;
 }
 
@@ -492,6 +512,7 @@ void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep,
   collect_epoch(backend_, se, ep, done, [&](block_index b) { --shard.pending_blocks[blocks_[b].size_class()]; });
   heap_.note_completion();
   --shard.closed;
+  closed_epochs_.fetch_sub(1, std::memory_order_relaxed);
   epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -512,6 +533,17 @@ std::size_t pool_core::reclaim(free_list_sink& sink, std::uint64_t pass) {
   release_items(done, sink);
   if (debug_) debug_->poll();
   return epochs;
+}
+
+std::size_t pool_core::poll_before_growth(free_list_sink& sink, poll_deadline& deadline) {
+  const std::chrono::nanoseconds budget = options_.poll_before_growth;
+  if (budget.count() == 0 || closed_epochs_.load(std::memory_order_relaxed) == 0) return 0;
+  if (deadline == poll_deadline{}) deadline = std::chrono::steady_clock::now() + budget;
+  do {
+    if (const std::size_t n = reclaim(sink); n > 0) return n;
+    std::this_thread::yield();  // the sim's stream workers share the cores; a device query is itself slow
+  } while (closed_epochs_.load(std::memory_order_relaxed) != 0 && std::chrono::steady_clock::now() < deadline);
+  return 0;
 }
 
 std::size_t pool_core::wait_pending(free_list_sink& sink) {

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <bitset>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -176,12 +177,13 @@ class pool_core {
   [[nodiscard]] std::uint64_t new_reclaim_pass() noexcept {
     return reclaim_passes_.fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  // A block of class c freed on s that still waits in s's open epoch, for an allocation on s: free
-  // again at once, with no event (the work enqueued on s before the free runs before anything
+  // A block of class c freed on s that still waits in one of s's epochs (the open one first, then
+  // the closed ones whose events are not yet seen complete), for an allocation on s: free again at
+  // once, with no event and no wait (the work enqueued on s before the free runs before anything
   // enqueued on s after this allocation; a heap range freed on s is reused the same way).
   // no_block when there is none, and for the null stream (which names each thread's own stream
   // under per-thread default streams). Thread-safe (the stream's shard lock).
-  [[nodiscard]] block_index take_from_open_epoch(size_class c, stream_ref s) noexcept;
+  [[nodiscard]] block_index take_from_own_epochs(size_class c, stream_ref s) noexcept;
   // Closes every open epoch (one event each).
   void close_open_epochs();
   // A miss closes the open epochs that can give it something once complete (one event each);
@@ -193,6 +195,13 @@ class pool_core {
   // Of a large request on s: those holding large ranges freed on other streams (s reuses its own
   // ranges at once; blocks of the classes never become heap ranges on their own).
   void close_epochs_for_large(stream_ref s);
+  // Before a growth: reclaims (no wait) until some closed epoch completed, while closed epochs are
+  // pending (those a miss has just closed complete microseconds later), until `deadline`; a
+  // default-constructed deadline is set to now + options().poll_before_growth by the first call.
+  // Returns how many epochs completed (0: grow). The caller tries again after each completion and
+  // calls again with the same deadline while its try fails.
+  using poll_deadline = std::chrono::steady_clock::time_point;
+  std::size_t poll_before_growth(free_list_sink& sink, poll_deadline& deadline);
   // Closes every open epoch and blocks until all pending epochs completed, then reclaims.
   std::size_t wait_pending(free_list_sink& sink);
 
@@ -284,7 +293,7 @@ class pool_core {
   using stream_epochs = basic_stream_epochs<std_atomics, stream_ref, event_handle, std::vector<block_index>, std::deque>;
   using epoch = stream_epochs::epoch;
   // A stream's epochs and the classes of the blocks in its open epoch (close_epochs_for,
-  // take_from_open_epoch). INVARIANT: open_classes[c] if a block of class c is in `open` (reset
+  // take_from_own_epochs). INVARIANT: open_classes[c] if a block of class c is in `open` (reset
   // when it closes, and bit c when a search finds no block of c).
   struct stream_state : stream_epochs {
     std::bitset<max_size_classes> open_classes;
@@ -357,6 +366,7 @@ class pool_core {
   std::atomic<std::uint64_t> stream_waits_{0};
   std::atomic<std::uint64_t> epochs_reclaimed_{0};
   std::atomic<std::uint64_t> reclaim_passes_{0};
+  std::atomic<std::size_t> closed_epochs_{0};  // closed and not yet reclaimed, over all shards
 
   std::unique_ptr<diagnostics> debug_;  // after everything it may call into
 };

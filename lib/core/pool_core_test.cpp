@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <initializer_list>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include <cudapool/detail/core/basic_pool.hpp>
@@ -199,6 +201,68 @@ TEST(PoolCore, AMissReusesABlockFreedOnItsOwnStreamAtOnce) {
   finish_streams(pool, *device, {s, t});
 }
 
+// A miss on s also takes a block freed on s from one of s's closed epochs whose event s has not
+// reached (s is paused): stream order protects it as in the open epoch. No growth, no event.
+TEST(PoolCore, AMissReusesABlockFreedOnItsOwnStreamFromAClosedEpoch) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device);
+  const stream_ref s = device->create_stream();
+  void* p = pool.allocate(64 << 10, s);  // the class's first slab: this one block
+  device->pause(s);
+  pool.deallocate(p, s);
+  pool.flush_stream(s);  // closes the epoch: p waits behind its event
+  const pool_stats before = pool.stats();
+  void* again = pool.allocate(64 << 10, s);
+  EXPECT_EQ(again, p);
+  const pool_stats after = pool.stats();
+  EXPECT_EQ(after.grows, before.grows);
+  EXPECT_EQ(after.events_recorded, before.events_recorded);
+  device->resume(s);
+  pool.deallocate(again, s);
+  finish_streams(pool, *device, {s});
+}
+
+// A small-class miss that closes another stream's epoch polls it before growing
+// (poll_before_growth): t gets the block freed on s once s gets there (resumed 100 ms later), with
+// no growth. A stream that never gets there costs the poll's budget, then the pool grows.
+TEST(PoolCore, ASmallMissPollsTheEpochItClosedBeforeGrowing) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  for (const bool resumed : {true, false}) {
+    pool_options o;
+    o.poll_before_growth = resumed ? std::chrono::nanoseconds(std::chrono::seconds(60))
+                                   : std::chrono::nanoseconds(std::chrono::milliseconds(50));
+    test_pool pool(device, o);
+    const stream_ref s = device->create_stream();
+    const stream_ref t = device->create_stream();
+    void* p = pool.allocate(64 << 10, s);  // the class's first slab: this one block
+    device->pause(s);
+    pool.deallocate(p, s);
+    const std::uint64_t grows = pool.stats().grows;
+    std::thread resumer;
+    if (resumed) {
+      resumer = std::thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        device->resume(s);
+      });
+    }
+    const auto start = std::chrono::steady_clock::now();
+    void* q = pool.allocate(64 << 10, t);  // closes s's epoch: p waits behind its event
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (resumer.joinable()) resumer.join();
+    if (resumed) {
+      EXPECT_EQ(q, p);
+      EXPECT_EQ(pool.stats().grows, grows);
+    } else {
+      EXPECT_NE(q, p);
+      EXPECT_EQ(pool.stats().grows, grows + 1);
+      EXPECT_GE(waited, std::chrono::milliseconds(50));  // it polled its budget first
+      device->resume(s);
+    }
+    pool.deallocate(q, t);
+    finish_streams(pool, *device, {s, t});
+  }
+}
+
 // trim() closes the open epochs: a large range freed on a stream (fewer frees than epoch_batch, and
 // no miss since) is given back once the stream has got there, without any other call.
 TEST(PoolCore, TrimGivesBackWhatWaitsInAnOpenEpochOnceTheStreamGetsThere) {
@@ -268,6 +332,9 @@ TEST(PoolCore, InvalidOptionsAreRejected) {
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);
   o = {};
   o.epoch_batch = 0;
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o = {};
+  o.poll_before_growth = std::chrono::nanoseconds(-1);
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);
   o = {};
   o.remap_ratio = 0.5;  // mapped bytes can never be below the bytes in use: refused

@@ -520,6 +520,44 @@ TYPED_TEST_P(conformance, InjectedMapFailuresLeaveThePoolConsistent) {
   this->device_->destroy_stream(s);
 }
 
+// A miss on t that finds a range freed on s still pending polls the epochs
+// (options().poll_before_growth) before it maps new memory: once s gets there (resumed 100 ms
+// later), t gets the range and the pool has not grown. With the poll off t grows at once.
+TYPED_TEST_P(conformance, AMissPollsPendingFreesBeforeGrowing) {
+  if constexpr (!TypeParam::is_sim) GTEST_SKIP() << "needs the simulator's paused streams";
+  constexpr std::size_t n = std::size_t{16} << 20;
+  for (const bool poll : {true, false}) {
+    pool_options o = this->options();
+    o.poll_before_growth = poll ? std::chrono::nanoseconds(std::chrono::seconds(60)) : std::chrono::nanoseconds(0);
+    auto pool = this->make(o);
+    const stream_ref s = this->device_->create_stream();
+    const stream_ref t = this->device_->create_stream();
+    void* p = pool->allocate(n, s);
+    this->sim().pause(s);
+    pool->deallocate(p, s);
+    const std::size_t reserved = pool->stats().reserved_bytes;
+    std::thread resumer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      this->sim().resume(s);
+    });
+    void* q = pool->allocate(n, t);  // closes s's epoch; its event completes once s resumes
+    resumer.join();
+    if (poll) {
+      EXPECT_EQ(q, p) << "the poll did not wait for s";
+      EXPECT_EQ(pool->stats().reserved_bytes, reserved);
+    } else {
+      EXPECT_NE(q, p);
+      EXPECT_GT(pool->stats().reserved_bytes, reserved);
+    }
+    pool->deallocate(q, t);
+    this->retire(*pool, s);
+    this->retire(*pool, t);
+    this->device_->synchronize_device();
+    this->device_->destroy_stream(s);
+    this->device_->destroy_stream(t);
+  }
+}
+
 // A large range freed on a paused stream s is never handed to another stream before s gets there,
 // whether or not it merged with free neighbours; s itself may reuse it at once.
 TYPED_TEST_P(conformance, StreamOrderedLargeFreeWaitsForItsStream) {
@@ -987,7 +1025,8 @@ REGISTER_TYPED_TEST_SUITE_P(conformance, DistinctNonOverlappingBlocks, Alignment
                             ByteLimitThenRecoveryAfterFrees, TrimGivesWhollyFreeSlabsBack,
                             LargeAllocationsAreReusedFromTheHeap, LargeFreesCoalesceAtEveryBoundary,
                             LargeAlignmentUpToOneGiB, SlabsAndLargeRequestsShareTheHeap, ByteLimitBoundsLargeRequests,
-                            InjectedMapFailuresLeaveThePoolConsistent, StreamOrderedLargeFreeWaitsForItsStream,
+                            InjectedMapFailuresLeaveThePoolConsistent, AMissPollsPendingFreesBeforeGrowing,
+                            StreamOrderedLargeFreeWaitsForItsStream,
                             StreamOrderedFreeIsNotReusedBeforeTheStreamGetsThere,
                             OutOfMemoryWaitsForPendingFreesFirst, FixedPoolNeverCallsTheBackendAfterStartUp,
                             StatsBalanceAtQuiescence, ManyThreadsAllocateAndFreeConcurrently,

@@ -1,6 +1,7 @@
 // cudapool/options.hpp - how a pool is configured. Every variant takes the same options.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <limits>
 
@@ -66,6 +67,12 @@ struct pool_options {
 
   // Stream-ordered frees are batched: one event covers up to this many frees on one stream.
   std::size_t epoch_batch = 64;
+  // Before the slow path maps new memory while stream-ordered frees wait behind closed epochs, it
+  // polls those epochs (queries, no wait) for up to this long: a miss that has just closed the
+  // epochs of other streams finds their events pending for the few microseconds the device takes to
+  // reach them, and growing instead maps memory for good (cuMemCreate, cuMemMap and cuMemSetAccess
+  // cost about 46 us per 2 MiB page on an H200). Only misses that would grow poll. 0: never.
+  std::chrono::nanoseconds poll_before_growth{std::chrono::microseconds(20)};
 
   // The lock-free stacks' backoff (variants lockfree and stream).
   backoff_options backoff;
