@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,11 @@ std::vector<allocator_config> allocators(bool with_peers) {
   tight.max_class_bytes = std::size_t{64} << 10;
   tight.remap_ratio = 1.01;
   for (const std::string& v : variants) all.push_back({v + "-tight", allocator_config::kind::pool, v, tight, true});
+  // poll_before_growth off (the default polls 20 us): a miss that has just closed other streams'
+  // epochs grows at once when their events are still pending.
+  cudapool::pool_options nopoll;
+  nopoll.poll_before_growth = std::chrono::nanoseconds(0);
+  for (const std::string& v : variants) all.push_back({v + "-nopoll", allocator_config::kind::pool, v, nopoll, true});
   // Every slab 2 MiB (first_slab_bytes = slab_bytes, the layout before slabs doubled from 64 KiB),
   // on every workload: what the doubling does to the hot paths and to memory.
   cudapool::pool_options whole_slabs;

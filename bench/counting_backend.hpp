@@ -6,8 +6,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 
 #include <cudapool/backend.hpp>
 
@@ -19,16 +23,27 @@ struct device_call_counts {
   std::uint64_t stream_queries = 0; // query_stream() alone (the stream variant's steals)
   std::uint64_t waits = 0;          // wait(), synchronize(), synchronize_device()
   std::uint64_t stream_waits = 0;   // stream_wait()
+  std::uint64_t incomplete_queries = 0;  // query() that found its event pending
 };
 
+// settle_after (for workloads with no device work only: it waits): an event is complete once
+// `settle_after` has passed since its record, and a query that finds it so waits for it on the inner
+// backend first; a stream query waits for the stream. This is the GPU's replay, where nothing runs
+// on the device and an event completes a few microseconds after its record, so that a query right
+// after the record finds it pending. The sim's stream workers reach their events only when the
+// 2-core development machine schedules them: without it the sim's stream-ordered replays find the
+// epochs pending for milliseconds, grow, and measure the scheduler rather than the pool
+// (reserved/live 1.5-2.5 where the H200 measures 1.03-1.13).
 class counting_backend final : public cudapool::backend {
  public:
-  explicit counting_backend(std::shared_ptr<cudapool::backend> inner) : inner_(std::move(inner)) {}
+  explicit counting_backend(std::shared_ptr<cudapool::backend> inner,
+                            std::optional<std::chrono::nanoseconds> settle_after = std::nullopt)
+      : inner_(std::move(inner)), settle_(settle_after) {}
 
   [[nodiscard]] device_call_counts counts() const noexcept {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
             stream_queries_.load(std::memory_order_relaxed), waits_.load(std::memory_order_relaxed),
-            stream_waits_.load(std::memory_order_relaxed)};
+            stream_waits_.load(std::memory_order_relaxed), incomplete_queries_.load(std::memory_order_relaxed)};
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return inner_->name(); }
@@ -59,6 +74,10 @@ class counting_backend final : public cudapool::backend {
   [[nodiscard]] bool query_stream(cudapool::stream_ref s) override {
     count(queries_);
     count(stream_queries_);
+    if (settle_) {
+      inner_->synchronize(s);
+      return true;
+    }
     return inner_->query_stream(s);
   }
   [[nodiscard]] cudapool::event_handle acquire_event() override { return inner_->acquire_event(); }
@@ -66,10 +85,28 @@ class counting_backend final : public cudapool::backend {
   void record(cudapool::event_handle e, cudapool::stream_ref s) override {
     count(records_);
     inner_->record(e, s);
+    if (settle_) {
+      std::lock_guard lock(settle_mutex_);
+      recorded_at_[e] = std::chrono::steady_clock::now();
+    }
   }
   [[nodiscard]] bool query(cudapool::event_handle e) override {
     count(queries_);
-    return inner_->query(e);
+    if (settle_) {
+      {
+        std::lock_guard lock(settle_mutex_);
+        const auto it = recorded_at_.find(e);
+        if (it != recorded_at_.end() && std::chrono::steady_clock::now() - it->second < *settle_) {
+          count(incomplete_queries_);
+          return false;
+        }
+      }
+      inner_->wait(e);
+      return true;
+    }
+    const bool done = inner_->query(e);
+    if (!done) count(incomplete_queries_);
+    return done;
   }
   void wait(cudapool::event_handle e) override {
     count(waits_);
@@ -104,6 +141,10 @@ class counting_backend final : public cudapool::backend {
   static void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 
   std::shared_ptr<cudapool::backend> inner_;
+  std::optional<std::chrono::nanoseconds> settle_;
+  std::mutex settle_mutex_;
+  std::unordered_map<cudapool::event_handle, std::chrono::steady_clock::time_point> recorded_at_;
+  std::atomic<std::uint64_t> incomplete_queries_{0};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> queries_{0};
   std::atomic<std::uint64_t> stream_queries_{0};

@@ -321,6 +321,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   options.streams = t.streams;
   options.track_reserved = true;
   options.count_device_calls = true;
+  options.settle_sim_events = true;
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
   const std::vector<stream_ref>& streams = ctx.streams;

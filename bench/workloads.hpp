@@ -39,7 +39,11 @@
 //                            1000 allocations), events_per_op (pools: events recorded per replayed
 //                            operation), device_records|queries|waits_per_op (pools: their calls
 //                            to the device per operation, counted by a counting_backend: event
-//                            records; event and stream queries; host and device-side waits)
+//                            records; event and stream queries; host and device-side waits;
+//                            device_incomplete_queries_per_op: event queries that found the event
+//                            pending). On the sim the pools' events are settled on query
+//                            (run_options::settle_sim_events), as the GPU completes them when
+//                            nothing runs on the device: sim memory as on the GPU, sim time not
 //   replay/<a>/<trace>/immediate  pools only: the same with immediate frees (deallocate(p)), which
 //                            separates the cost of deferred (stream-ordered) frees from the rest
 //   limit/epoch_event        no allocator: the host's cost of one epoch (an event recorded on a
@@ -162,6 +166,11 @@ struct run_options {
   unsigned streams = 0;      // streams made for the workload
   bool track_reserved = false;
   bool count_device_calls = false;  // pools: their device is a counting_backend (context.counted)
+  // With count_device_calls, on the sim only: the counting_backend settles events on query
+  // (settle_after 0: a query waits for its event), as the GPU completes them when nothing runs on
+  // the device. For workloads without device work (replay): memory then does not depend on when
+  // the development machine schedules the sim's stream workers.
+  bool settle_sim_events = false;
   std::function<void(run_context&, int threads)> setup;  // workload set-up in thread 0
 };
 
@@ -258,7 +267,9 @@ class run_scope {
     try {
       std::shared_ptr<cudapool::backend> device = shared_device();
       if (options.count_device_calls && config.what == allocator_config::kind::pool) {
-        ctx_.counted = std::make_shared<counting_backend>(device);
+        const bool settle = options.settle_sim_events && device->name() == "sim";
+        ctx_.counted = std::make_shared<counting_backend>(
+            device, settle ? std::optional<std::chrono::nanoseconds>(0) : std::nullopt);
         device = ctx_.counted;
       }
       ctx_.alloc = bench_allocator::make(config, device);
@@ -328,6 +339,7 @@ inline void device_call_counters(benchmark::State& state, const run_context& ctx
   state.counters[std::string("device_records_") + name] = per(n.records);
   state.counters[std::string("device_queries_") + name] = per(n.queries);
   state.counters[std::string("device_stream_queries_") + name] = per(n.stream_queries);
+  state.counters[std::string("device_incomplete_queries_") + name] = per(n.incomplete_queries);
   state.counters[std::string("device_waits_") + name] = per(n.waits + n.stream_waits);
 }
 
