@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -135,6 +136,13 @@ class conformance : public ::testing::Test {
     } else {
       pool.flush_stream(s);
     }
+  }
+
+  // The end of a test's streams: retired (or flushed), the device drained, then destroyed.
+  void finish_streams(pool_type& pool, std::initializer_list<stream_ref> streams) {
+    for (const stream_ref s : streams) retire(pool, s);
+    device_->synchronize_device();
+    for (const stream_ref s : streams) device_->destroy_stream(s);
   }
 
   static void expect_disjoint(std::vector<std::pair<void*, std::size_t>> v) {
@@ -550,11 +558,7 @@ TYPED_TEST_P(conformance, AMissPollsPendingFreesBeforeGrowing) {
       EXPECT_GT(pool->stats().reserved_bytes, reserved);
     }
     pool->deallocate(q, t);
-    this->retire(*pool, s);
-    this->retire(*pool, t);
-    this->device_->synchronize_device();
-    this->device_->destroy_stream(s);
-    this->device_->destroy_stream(t);
+    this->finish_streams(*pool, {s, t});
   }
 }
 
@@ -595,11 +599,7 @@ TYPED_TEST_P(conformance, StreamOrderedLargeFreeWaitsForItsStream) {
   void* back = pool->allocate(2 * n, t);
   EXPECT_EQ(back, left < p ? left : p) << "the freed neighbours did not come back merged";
   pool->deallocate(back, t);
-  this->retire(*pool, s);
-  this->retire(*pool, t);
-  this->device_->synchronize_device();
-  this->device_->destroy_stream(s);
-  this->device_->destroy_stream(t);
+  this->finish_streams(*pool, {s, t});
 }
 
 // A block freed on a paused stream s may be handed out again before s resumes only if the new
