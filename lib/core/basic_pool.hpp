@@ -398,10 +398,11 @@ class basic_pool final : private core::free_list_sink {
   }
 
   // The slow path, in order: reuse completed stream-ordered frees; reuse a block freed on s whose
-  // epoch is still open (stream order makes it safe, no event); close the open epochs that can give
-  // class c something (pool_core::close_epochs_for) and look again; [stream-partitioned
-  // lists: take blocks of another stream that has completed its work, no wait]; grow (under
-  // byte_limit; not past the release threshold for stream-partitioned lists); [stream-partitioned:
+  // epoch is open or not yet seen complete (stream order makes it safe, no event); close the open
+  // epochs that can give class c something (pool_core::close_epochs_for) and look again;
+  // [stream-partitioned lists: take blocks of another stream that has completed its work, no wait];
+  // poll the pending epochs for up to options().poll_before_growth, then grow (under byte_limit;
+  // not past the release threshold for stream-partitioned lists); [stream-partitioned:
   // only now, under pressure, take blocks of another stream behind a device-side wait, then wait
   // for pending frees]; then wait for all pending frees and give free slabs of other classes back
   // to the backend, and try once more. No stream waits on another while memory can be had
@@ -484,8 +485,8 @@ class basic_pool final : private core::free_list_sink {
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their
   // epoch completed); else, if ranges wait behind epochs, close the open epochs of other streams'
-  // ranges (pool_core::close_epochs_for_large) and look for completed ones (no wait); only then
-  // new memory; else wait for every pending free, trim (which gives wholly
+  // ranges (pool_core::close_epochs_for_large) and look for completed ones (no wait), then poll
+  // them (pool_core::poll_before_growth) while ranges are pending; only then new memory; else wait for every pending free, trim (which gives wholly
   // free slabs to the heap), and try once more. Free slabs are not taken on every miss: taking a
   // variant's lists drains its caches (tls) or waits for streams (stream).
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
@@ -497,7 +498,7 @@ class basic_pool final : private core::free_list_sink {
       }
     }
     core::pool_core::poll_deadline deadline{};
-    while (core_.poll_before_growth(*this, deadline) > 0) {
+    while (core_.heap_pending() && core_.poll_before_growth(*this, deadline) > 0) {  // ranges, not blocks
       if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     }
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;

@@ -1,8 +1,8 @@
 #include <cudapool/detail/core/pool_core.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <bit>
+#include <chrono>
 #include <limits>
 #include <cstdio>
 #include <sstream>
