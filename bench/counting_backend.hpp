@@ -6,12 +6,8 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <unordered_map>
 
 #include <cudapool/backend.hpp>
 
@@ -26,19 +22,17 @@ struct device_call_counts {
   std::uint64_t incomplete_queries = 0;  // query() that found its event pending
 };
 
-// settle_after (for workloads with no device work only: it waits): an event is complete once
-// `settle_after` has passed since its record, and a query that finds it so waits for it on the inner
-// backend first; a stream query waits for the stream. This is the GPU's replay, where nothing runs
-// on the device and an event completes a few microseconds after its record, so that a query right
-// after the record finds it pending. The sim's stream workers reach their events only when the
-// 2-core development machine schedules them: without it the sim's stream-ordered replays find the
-// epochs pending for milliseconds, grow, and measure the scheduler rather than the pool
-// (reserved/live 1.5-2.5 where the H200 measures 1.03-1.13).
+// settle_on_query (for workloads with no device work only: it waits): a query waits for its event
+// (or stream) on the inner backend and so always finds it complete, as the GPU's replay does, where
+// nothing runs on the device (0 incomplete queries on the H200, docs/results/2026-12-02-h200-s8).
+// The sim's stream workers reach their events only when the 2-core development machine schedules
+// them: without it the sim's stream-ordered replays find the epochs pending for milliseconds, grow,
+// and measure the scheduler rather than the pool (reserved/live 1.5-2.5 where the H200 measures
+// 1.03-1.13).
 class counting_backend final : public cudapool::backend {
  public:
-  explicit counting_backend(std::shared_ptr<cudapool::backend> inner,
-                            std::optional<std::chrono::nanoseconds> settle_after = std::nullopt)
-      : inner_(std::move(inner)), settle_(settle_after) {}
+  explicit counting_backend(std::shared_ptr<cudapool::backend> inner, bool settle_on_query = false)
+      : inner_(std::move(inner)), settle_(settle_on_query) {}
 
   [[nodiscard]] device_call_counts counts() const noexcept {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
@@ -85,22 +79,10 @@ class counting_backend final : public cudapool::backend {
   void record(cudapool::event_handle e, cudapool::stream_ref s) override {
     count(records_);
     inner_->record(e, s);
-    if (settle_) {
-      std::lock_guard lock(settle_mutex_);
-      recorded_at_[e] = std::chrono::steady_clock::now();
-    }
   }
   [[nodiscard]] bool query(cudapool::event_handle e) override {
     count(queries_);
     if (settle_) {
-      {
-        std::lock_guard lock(settle_mutex_);
-        const auto it = recorded_at_.find(e);
-        if (it != recorded_at_.end() && std::chrono::steady_clock::now() - it->second < *settle_) {
-          count(incomplete_queries_);
-          return false;
-        }
-      }
       inner_->wait(e);
       return true;
     }
@@ -141,9 +123,7 @@ class counting_backend final : public cudapool::backend {
   static void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 
   std::shared_ptr<cudapool::backend> inner_;
-  std::optional<std::chrono::nanoseconds> settle_;
-  std::mutex settle_mutex_;
-  std::unordered_map<cudapool::event_handle, std::chrono::steady_clock::time_point> recorded_at_;
+  bool settle_;
   std::atomic<std::uint64_t> incomplete_queries_{0};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> queries_{0};

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,12 +43,11 @@ double reserved_over_live(const bench::trace& t, const pool_options& options, in
 }
 
 // As bench's replay/<variant>/<trace> (stream-ordered frees on the trace's streams, as recorded),
-// with the sim's events settled on query (counting_backend's settle_after 0: the GPU's replay, where
+// with the sim's events settled on query (counting_backend's settle_on_query: the GPU's replay, where
 // nothing runs on the device, finds them complete). Returns peak reserved / peak live.
 double ordered_reserved_over_live(const bench::trace& t, std::string_view variant, const pool_options& options,
                                   int passes) {
-  auto device = std::make_shared<bench::counting_backend>(std::shared_ptr<backend>(make_sim_backend()),
-                                                          std::chrono::nanoseconds(0));
+  auto device = std::make_shared<bench::counting_backend>(std::shared_ptr<backend>(make_sim_backend()), true);
   std::vector<stream_ref> streams;
   for (unsigned i = 0; i < t.streams; ++i) streams.push_back(device->create_stream());
   double ratio = 0;

@@ -167,7 +167,7 @@ struct run_options {
   bool track_reserved = false;
   bool count_device_calls = false;  // pools: their device is a counting_backend (context.counted)
   // With count_device_calls, on the sim only: the counting_backend settles events on query
-  // (settle_after 0: a query waits for its event), as the GPU completes them when nothing runs on
+  // (settle_on_query: a query waits for its event), as the GPU completes them when nothing runs on
   // the device. For workloads without device work (replay): memory then does not depend on when
   // the development machine schedules the sim's stream workers.
   bool settle_sim_events = false;
@@ -268,8 +268,7 @@ class run_scope {
       std::shared_ptr<cudapool::backend> device = shared_device();
       if (options.count_device_calls && config.what == allocator_config::kind::pool) {
         const bool settle = options.settle_sim_events && device->name() == "sim";
-        ctx_.counted = std::make_shared<counting_backend>(
-            device, settle ? std::optional<std::chrono::nanoseconds>(0) : std::nullopt);
+        ctx_.counted = std::make_shared<counting_backend>(device, settle);
         device = ctx_.counted;
       }
       ctx_.alloc = bench_allocator::make(config, device);

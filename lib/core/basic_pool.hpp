@@ -427,7 +427,7 @@ class basic_pool final : private core::free_list_sink {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
         if (!core_.over_release_threshold()) {
-          if (block_index b = poll_for_block(c, s); b != no_block) return b;
+          if (block_index b = poll_then([&] { return pop(c, s); }, no_block); b != no_block) return b;
           if (block_index b = grow_class(c, s); b != no_block) return b;
         }
         if (block_index b = lists_.steal(c, s, core::steal_mode::ordered); b != no_block) return b;
@@ -435,7 +435,7 @@ class basic_pool final : private core::free_list_sink {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
       } else {
-        if (block_index b = poll_for_block(c, s); b != no_block) return b;
+        if (block_index b = poll_then([&] { return pop(c, s); }, no_block); b != no_block) return b;
       }
       if (block_index b = grow_class(c, s); b != no_block) return b;
       if (attempt == 0) {
@@ -448,14 +448,16 @@ class basic_pool final : private core::free_list_sink {
     return no_block;
   }
 
-  // Before growing class c: the epochs pending complete within options().poll_before_growth (a miss
-  // has just closed them), then a block of c, or no_block.
-  block_index poll_for_block(size_class c, stream_ref s) {
+  // Before a growth: polls the pending epochs (pool_core::poll_before_growth, within
+  // options().poll_before_growth; a miss has just closed them) and tries `attempt` again after each
+  // completion. What attempt found, or `none` once the budget is spent.
+  template <class Attempt, class T>
+  T poll_then(Attempt&& attempt, T none) {
     core::pool_core::poll_deadline deadline{};
     while (core_.poll_before_growth(*this, deadline) > 0) {
-      if (block_index b = pop(c, s); b != no_block) return b;
+      if (T got = attempt(); got != none) return got;
     }
-    return no_block;
+    return none;
   }
 
   // Growth of class c (a new slab) until a block is had for the caller; no_block when the heap
@@ -497,9 +499,9 @@ class basic_pool final : private core::free_list_sink {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }
     }
-    core::pool_core::poll_deadline deadline{};
-    while (core_.heap_pending() && core_.poll_before_growth(*this, deadline) > 0) {  // ranges, not blocks
-      if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
+    if (core_.heap_pending()) {  // ranges, not blocks, serve a large request
+      void* p = poll_then([&] { return core_.allocate_large(bytes, alignment, s, false); }, static_cast<void*>(nullptr));
+      if (p != nullptr) return p;
     }
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.wait_pending(*this);

@@ -62,10 +62,11 @@ constexpr int max_devices = 128;
 // The plug-in's defaults put memory first, as a user tight on memory picks PyTorch's
 // expandable_segments:True (docs/pytorch.md): the tls variant (the per-stream partitions of `stream`
 // keep their ranges pending on their stream, which remap cannot move), size classes up to 64 KiB
-// (larger requests are best-fit heap extents), remap_ratio 1.01. Four H200 runs of workloads.py
-// (docs/results/2026-12-02-h200-s7, calls a, c and d): 18-22 MiB less device memory than PyTorch
-// with expandable segments after each of the four workloads (8-60 MiB more with the library's
-// defaults), median step time 1.006-1.027x PyTorch's own allocator.
+// (larger requests are best-fit heap extents), remap_ratio 1.01. H200 runs of workloads.py
+// (docs/results/2026-12-02-h200-s7 and -s8): 6-22 MiB less device memory than PyTorch with
+// expandable segments after each of the four workloads (8-60 MiB more with the library's
+// defaults); lm_train's step time, alternating with PyTorch's allocator over six rounds, median
+// 1.007x (0.968-1.072).
 constexpr std::string_view default_variant = "tls";
 constexpr double default_remap_ratio = 1.01;
 constexpr std::size_t default_max_class_bytes = std::size_t{64} << 10;
