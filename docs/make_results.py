@@ -501,6 +501,40 @@ def section_scaling(pg, bench):
         pg.add(*[f"- `{e}`" for e in other_errs])
 
 
+def section_spread(pg):
+    pg.add("", "### Single-thread spread between processes (gpu-suite `spread`)", "")
+    path = pg.src("spread.json")
+    d = read_json(path) if path else None
+    if not isinstance(d, dict) or not d.get("runs"):
+        pg.add(f"{NOT_IN_RUN}: no `spread.json`.")
+        return
+    pg.used.append(path)
+    runs = d["runs"]
+    pg.add("The same single-thread benchmarks in fresh processes: `free`, placed by the OS; `per CPU`, one "
+           "process pinned (taskset) to each CPU of the host in turn; `pinned`, every process on one CPU. "
+           "Each process's figure is the median of 3 repetitions (ns per alloc+free pair; `limit/stack` has "
+           "no pool). Issue 15's target: five fresh processes within 10% of each other.", "")
+    names = sorted({n for r in runs for n in r["ns"]}, key=lambda n: (n.startswith("limit"), n))
+    rows = []
+    for n in names:
+        row = [f"`{n.replace('/real_time/threads:1', '')}`"]
+        for kind in ("free", "cpu", "pinned"):
+            v = [r["ns"][n] for r in runs if r["tag"].startswith(kind + "_") and n in r["ns"]]
+            row.append(f"{fmt(min(v))}-{fmt(max(v))} ({fmt(max(v) / min(v))}x, {len(v)})" if v else "-")
+        cpu = sorted((r["cpu"], r["ns"][n]) for r in runs if r["tag"].startswith("cpu_") and n in r["ns"])
+        if cpu:
+            lo = min(x for _, x in cpu)
+            slow = [str(c) for c, x in cpu if x > 1.1 * lo]
+            row.append(", ".join(slow) if slow else "none")
+        else:
+            row.append("-")
+        pinned_cpu = next((r["cpu"] for r in runs if r["tag"].startswith("pinned_")), None)
+        row.append("-" if pinned_cpu is None else str(pinned_cpu))
+        rows.append(row)
+    pg.add(*table(["benchmark", "free: min-max ns (max/min, processes)", "per CPU", "pinned",
+                   "CPUs >10% above the fastest", "pinned CPU"], rows))
+
+
 def mib(b):
     return fmt(b / 2**20) if isinstance(b, (int, float)) else "–"
 
@@ -667,6 +701,7 @@ def main():
     section_torch(pg)
     section_replay(pg, bench)
     section_scaling(pg, bench)
+    section_spread(pg)
     section_peers(pg)
     section_pools(pg)
 
