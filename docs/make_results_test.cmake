@@ -27,6 +27,7 @@ foreach(needle
     "_Not in this run_: no `serve/` benchmark"
     "## PyTorch workloads"
     "## Peers under stress"
+    "### Single-thread spread between processes"
     "## Pool stress, soaks and correctness")
   string(FIND "${text}" "${needle}" at)
   if(at EQUAL -1)
