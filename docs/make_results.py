@@ -7,10 +7,10 @@
 (matplotlib from Debian's python3-matplotlib; bench/plot.py is imported for parsing and plots.)
 RUN_DIR holds what `.ci/gpu-suite OUT <part>` writes: bench.json (bench), workloads.json and
 torch*.json (torch), stress_<variant>.json and soak*.log (soak), stress_peer_<allocator>.json
-(peers), tests.log and faults.log (tests), sanitizer.log (sanitizer), command.txt
+(peers), spread.json (spread), tests.log and faults.log (tests), sanitizer.log (sanitizer), command.txt
 (bench/run_suite.sh). Every figure on the page comes from those files; a missing input gives a
 line saying it was not in this run. Sections, in order: serve, PyTorch, replay, pair scaling and
-prodcons, other microbenchmarks, peers under stress, pool stress and soaks (with tests, injected
+prodcons, other microbenchmarks, the single-thread spread, peers under stress, pool stress and soaks (with tests, injected
 faults and the sanitizer). Plots go to --plots (default: results/plots beside --out; the *.png there
 are replaced) and are linked relative to the page. --date, --host and --command default to what the run's files say.
 """
