@@ -363,6 +363,18 @@ void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept
   if (it != shard.streams.end() && it->second.open_seq == tag.epoch && it->second.open_marks > 0) --it->second.open_marks;
 }
 
+void pool_core::close_epoch_of_ranges(stream_ref s) noexcept {
+  epoch_shard& shard = shard_of(s);
+  std::lock_guard lock(shard.mutex);
+  const auto it = shard.streams.find(s.native());
+  if (it == shard.streams.end() || it->second.open_marks == 0) return;
+  try {
+    close_locked(shard, it->second, close_reason::full);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
+  }
+}
+
 // An epoch's large ranges are closed behind their event once they hold this share of the mapped
 // bytes. Without it the epoch of a stream whose small frees never join an epoch (the stream
 // variant's partitions) stayed open until epoch_batch large frees or a miss, and a miss right after

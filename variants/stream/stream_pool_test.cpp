@@ -182,6 +182,31 @@ TEST_F(StreamPool, ALargeFreeOnAStreamServesAnotherOnceTheStreamHasReachedIt) {
   pool.retire_stream(b);
 }
 
+// The partition reuses a stream's small frees without an epoch, so an epoch of large ranges would
+// fill with large frees alone; every epoch_batch stream-ordered frees on the stream close it
+// instead, as in the other variants, whose epochs hold those frees too. No event for a stream whose
+// epoch holds no range.
+TEST_F(StreamPool, ARangesEpochClosesAfterEpochBatchFreesOnItsStream) {
+  stream_pool pool(device);
+  const std::size_t batch = pool.options().epoch_batch;
+  std::vector<void*> small;
+  for (std::size_t i = 0; i < 2 * batch; ++i) small.push_back(pool.allocate(4096, a));
+  std::vector<void*> others;
+  for (std::size_t i = 0; i < batch; ++i) others.push_back(pool.allocate(4096, b));
+  pool.deallocate(pool.allocate(4 << 20, a), a);  // a large range pending on a's open epoch
+  const pool_stats before = pool.stats();
+  for (std::size_t i = 0; i + 1 < batch; ++i) pool.deallocate(small[i], a);
+  EXPECT_EQ(pool.stats().events_recorded, before.events_recorded);
+  pool.deallocate(small[batch - 1], a);  // the epoch_batch-th free on a
+  EXPECT_EQ(pool.stats().events_recorded, before.events_recorded + 1);
+  EXPECT_EQ(pool.stats().epochs_closed_full, before.epochs_closed_full + 1);
+  for (void* q : others) pool.deallocate(q, b);  // b's epoch holds no range: no event
+  for (std::size_t i = batch; i < small.size(); ++i) pool.deallocate(small[i], a);  // nor a's new one
+  EXPECT_EQ(pool.stats().events_recorded, before.events_recorded + 1);
+  pool.retire_stream(a);
+  pool.retire_stream(b);
+}
+
 // A stream that has run all its work gives its partition's blocks to another stream without a
 // wait and without growth (a stream query, no event).
 TEST_F(StreamPool, AnIdleStreamsBlocksServeAnotherWithoutAWait) {

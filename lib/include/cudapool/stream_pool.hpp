@@ -13,6 +13,9 @@
 //     (cudaStreamWaitEvent: a device-side dependency, no host synchronisation);
 //   - retire_stream(S): the partition's blocks move to the core as one epoch (one event);
 //   - trim(): after a host synchronize of the partition's stream.
+// A stream's large frees wait in its epoch like every variant's; every epoch_batch stream-ordered
+// frees into its partition close that epoch if it holds ranges (one event), so that its ranges are
+// pending no longer than in the variants whose epochs also hold the small frees.
 // Immediate frees (deallocate(p) with no stream) and reclaimed epochs go to shared per-class
 // stacks that every stream may use.
 //
@@ -70,6 +73,7 @@ class stream_free_lists {
     if (recorded_streams_.any()) [[unlikely]] wait_for_recorded(b, s);
     if (partition* p = find(s)) [[likely]] {
       p->stacks[c].stack.push(blocks_, b, backoff_);
+      count_free(*p, s);
     } else {
       defer_or_wait({b, b, 1}, s);  // no partition could be made (host memory): via an epoch
     }
@@ -122,7 +126,22 @@ class stream_free_lists {
     std::uint64_t id = 0;
     std::uint32_t number = 0;  // 1, 2, ... in order of creation: what owner_ records
     std::unique_ptr<padded_stack[]> stacks;
+    // Stream-ordered frees into the partition since the last epoch_batch of them (count_free);
+    // relaxed load and store, not a read-modify-write: a count lost to two threads freeing on one
+    // stream at once only delays a close. Its own line: written on every free.
+    alignas(64) std::atomic<std::uint32_t> frees{0};
   };
+  // Every epoch_batch stream-ordered frees on s: s's open epoch of large ranges closes
+  // (pool_core::close_epoch_of_ranges), as in the variants whose epochs hold these frees too.
+  void count_free(partition& p, stream_ref s) noexcept {
+    const std::uint32_t n = p.frees.load(std::memory_order_relaxed) + 1;
+    if (n < epoch_batch_) [[likely]] {
+      p.frees.store(n, std::memory_order_relaxed);
+      return;
+    }
+    p.frees.store(0, std::memory_order_relaxed);
+    core_.close_epoch_of_ranges(s);
+  }
   struct last_used {  // zero-initialised: pool ids start at 1
     std::uint64_t pool;
     void* native;
@@ -175,6 +194,7 @@ class stream_free_lists {
   core::block_table& blocks_;
   const backoff_options backoff_;
   const std::size_t class_count_;
+  const std::uint32_t epoch_batch_;  // options().epoch_batch (count_free)
   std::vector<std::uint32_t> batch_;  // per class: clamp(64 KiB / block bytes, 1, 16)
   const std::uint64_t id_;
   std::unique_ptr<padded_stack[]> shared_;
