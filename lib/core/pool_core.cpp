@@ -345,12 +345,7 @@ stream_tag pool_core::mark_stream_free(stream_ref s) {
   ++se.open_marks;
   const stream_tag tag{&se.completed, se.open_seq, s.native(), true};
   if (se.open.size() + se.open_marks >= options_.epoch_batch) {
-    try {
-      close_locked(shard, se, close_reason::full);
-    } catch (const std::exception& e) {
-      // The mark stays in the open epoch; a later close retries the event.
-      std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());
-    }
+    close_or_report(shard, se, close_reason::full);  // on failure the mark stays in the open epoch
   }
   return tag;
 }
@@ -368,11 +363,7 @@ void pool_core::close_epoch_of_ranges(stream_ref s) noexcept {
   std::lock_guard lock(shard.mutex);
   const auto it = shard.streams.find(s.native());
   if (it == shard.streams.end() || it->second.open_marks == 0) return;
-  try {
-    close_locked(shard, it->second, close_reason::full);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
-  }
+  close_or_report(shard, it->second, close_reason::full);
 }
 
 // An epoch's large ranges are closed behind their event once they hold this share of the mapped
@@ -389,8 +380,12 @@ void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t
   stream_state& se = it->second;
   se.open_mark_bytes += bytes;
   if (se.open_mark_bytes < heap_.mapped_bytes() / mark_close_share) return;
+  close_or_report(shard, se, close_reason::bytes);
+}
+
+void pool_core::close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept {
   try {
-    close_locked(shard, se, close_reason::bytes);
+    close_locked(shard, se, why);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
   }
@@ -427,11 +422,7 @@ bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
     ++shard.pending_blocks[e.size_class()];
     b = e.next.load(std::memory_order_relaxed);
   }
-  try {
-    close_locked(shard, se, close_reason::other);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
-  }
+  close_or_report(shard, se, close_reason::other);
   return true;
 }
 

@@ -317,6 +317,9 @@ class pool_core {
   // Why an epoch closes (pool_stats::epochs_closed_*).
   enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
   void close_locked(epoch_shard& shard, stream_state& se, close_reason why);
+  // close_locked where the caller cannot fail: an error is printed, the epoch stays open and a
+  // later close retries its event.
+  void close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept;
   // Closes (slow_path) the open epochs of every stream for which close(key, state) holds.
   template <class Predicate>
   void close_epochs_if(Predicate&& close);

@@ -16,7 +16,6 @@ stream_free_lists::stream_free_lists(core::pool_core& core)
       blocks_(core.blocks()),
       backoff_(core.options().backoff),
       class_count_(core.classes().count()),
-      epoch_batch_(static_cast<std::uint32_t>(std::min<std::size_t>(core.options().epoch_batch, UINT32_MAX))),
       id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
       shared_(std::make_unique<padded_stack[]>(class_count_)) {
   batch_.reserve(class_count_);

@@ -135,7 +135,7 @@ class stream_free_lists {
   // (pool_core::close_epoch_of_ranges), as in the variants whose epochs hold these frees too.
   void count_free(partition& p, stream_ref s) noexcept {
     const std::uint32_t n = p.frees.load(std::memory_order_relaxed) + 1;
-    if (n < epoch_batch_) [[likely]] {
+    if (n < core_.options().epoch_batch) [[likely]] {
       p.frees.store(n, std::memory_order_relaxed);
       return;
     }
@@ -194,7 +194,6 @@ class stream_free_lists {
   core::block_table& blocks_;
   const backoff_options backoff_;
   const std::size_t class_count_;
-  const std::uint32_t epoch_batch_;  // options().epoch_batch (count_free)
   std::vector<std::uint32_t> batch_;  // per class: clamp(64 KiB / block bytes, 1, 16)
   const std::uint64_t id_;
   std::unique_ptr<padded_stack[]> shared_;
