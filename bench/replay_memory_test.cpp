@@ -45,9 +45,12 @@ double reserved_over_live(const bench::trace& t, const pool_options& options, in
 // As bench's replay/<variant>/<trace> (stream-ordered frees on the trace's streams, as recorded),
 // with the sim's events settled on query (counting_backend's settle_on_query: the GPU's replay, where
 // nothing runs on the device, finds them complete). Returns peak reserved / peak live.
+// streams_before: streams created (and left unused) before the trace's.
 double ordered_reserved_over_live(const bench::trace& t, std::string_view variant, const pool_options& options,
-                                  int passes) {
+                                  int passes, unsigned streams_before = 0) {
   auto device = std::make_shared<bench::counting_backend>(std::shared_ptr<backend>(make_sim_backend()), true);
+  std::vector<stream_ref> unused;
+  for (unsigned i = 0; i < streams_before; ++i) unused.push_back(device->create_stream());
   std::vector<stream_ref> streams;
   for (unsigned i = 0; i < t.streams; ++i) streams.push_back(device->create_stream());
   double ratio = 0;
@@ -69,6 +72,7 @@ double ordered_reserved_over_live(const bench::trace& t, std::string_view varian
     for (stream_ref s : streams) pool->retire_stream(s);
   }
   for (stream_ref s : streams) device->destroy_stream(s);
+  for (stream_ref s : unused) device->destroy_stream(s);
   return ratio;
 }
 
@@ -76,9 +80,9 @@ double ordered_reserved_over_live(const bench::trace& t, std::string_view varian
 // on query, over 10 passes (bench's loop replays a trace many times; the first passes reserve less):
 // within max(1.10, floor + 0.01), as the immediate replay below. The figures are the H200's
 // (docs/results.md): 1.030, 1.085, 1.041 on the single-stream traces, and on mlp_4stream 1.054 for
-// the shared-list pools and 1.132 for the stream variant, the one over 1.10 (issue 14, open: its
-// slabs and large ranges land in another order and the large holes split; remap_ratio 1.05 takes
-// it to 1.034). A large miss that does not close the other streams' range epochs fails it.
+// the shared-list pools and 1.132 for the stream variant (s9), before a large request passed over
+// a looser fit for a range of its size behind another stream's epoch (MultiStreamReplayInEveryStreamOrder
+// below). A large miss that does not close the other streams' range epochs fails it.
 TEST(ReplayMemory, StreamOrderedReplaysOfEveryVariant) {
   for (const char* name : {"cnn_varbatch", "lm_infer_varseq", "lm_train", "mlp_4stream"}) {
     const bench::trace t = bench::load_trace(std::string(CUDAPOOL_TRACES_DIR "/") + name + ".csv");
@@ -86,8 +90,24 @@ TEST(ReplayMemory, StreamOrderedReplaysOfEveryVariant) {
     for (const std::string& v : available_variants()) {
       const double ordered = ordered_reserved_over_live(t, v, {}, 10);
       RecordProperty(std::string(name) + "_" + v, std::to_string(ordered));
-      const bool known_miss = v == "stream" && std::string_view(name) == "mlp_4stream";
-      EXPECT_LE(ordered, known_miss ? 1.14 : std::max(1.10, floor + 0.01)) << name << " " << v << ": floor " << floor;
+      EXPECT_LE(ordered, std::max(1.10, floor + 0.01)) << name << " " << v << ": floor " << floor;
+    }
+  }
+}
+
+// The stream-ordered replay of mlp_4stream (4 streams) with the streams created after 0..7 others:
+// the order of the pool's per-stream tables (partitions, epoch shards) moves with the streams'
+// handles and ids, and with it which stream's ranges complete first. Every variant within 1.10 for
+// every order. Before a large request passed over a looser fit for a range of its size behind
+// another stream's epoch (segment_heap::allocate's `behind`), the stream variant took 1.13x in half
+// of the orders (1.132 on the H200) and the others 1.054x.
+TEST(ReplayMemory, MultiStreamReplayInEveryStreamOrder) {
+  const bench::trace t = bench::load_trace(CUDAPOOL_TRACES_DIR "/mlp_4stream.csv");
+  for (const std::string& v : available_variants()) {
+    for (unsigned before = 0; before < 8; ++before) {
+      const double ordered = ordered_reserved_over_live(t, v, {}, 10, before);
+      RecordProperty(v + "_" + std::to_string(before), std::to_string(ordered));
+      EXPECT_LE(ordered, 1.10) << v << " after " << before << " other streams";
     }
   }
 }

@@ -486,16 +486,27 @@ class basic_pool final : private core::free_list_sink {
   }
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their
-  // epoch completed); else, if ranges wait behind epochs, close the open epochs of other streams'
-  // ranges (pool_core::close_epochs_for_large) and look for completed ones (no wait), then poll
-  // them (pool_core::poll_before_growth) while ranges are pending; only then new memory; else wait for every pending free, trim (which gives wholly
-  // free slabs to the heap), and try once more. Free slabs are not taken on every miss: taking a
-  // variant's lists drains its caches (tls) or waits for streams (stream).
+  // epoch completed); where that range lies in a hole at least eight times the request and one behind
+  // another stream's epoch would fit it more tightly (segment_heap::allocate's `behind`), first
+  // close that epoch and look for completed ones (no wait), then take what is free; else, if ranges
+  // wait behind epochs, close the open epochs of other streams' ranges
+  // (pool_core::close_epochs_for_large: first those that freed the request's bytes, then the
+  // others) and look for completed ones (no wait); then poll the
+  // pending epochs (pool_core::poll_before_growth) while ranges are pending; only then new memory;
+  // else wait for every pending free, trim (which gives wholly free slabs to the heap), and try
+  // once more. Free slabs are not taken on every miss: taking a variant's lists drains its caches
+  // (tls) or waits for streams (stream).
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
-    if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
-    if (core_.heap_pending()) {
-      core_.close_epochs_for_large(s);
-      if (core_.reclaim(*this) > 0) {
+    const void* behind = nullptr;
+    if (void* p = core_.allocate_large(bytes, alignment, s, false, &behind)) return p;
+    if (behind != nullptr) {  // a tighter fit waits behind that stream's epoch; a looser one is free
+      core_.close_epoch_behind(stream_ref(const_cast<void*>(behind)));
+      core_.reclaim(*this);
+      if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
+    }
+    for (const std::size_t least : {bytes, std::size_t{0}}) {  // those that freed its bytes, then any
+      if (!core_.heap_pending()) break;
+      if (core_.close_epochs_for_large(s, least) > 0 && core_.reclaim(*this) > 0) {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }
     }

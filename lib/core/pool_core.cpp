@@ -166,8 +166,8 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   }
 }
 
-void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow) {
-  void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow);
+void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow, const void** behind) {
+  void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow, behind);
   if (p == nullptr) return nullptr;
   large_allocs_.fetch_add(1, std::memory_order_relaxed);
   counters_.add(requested_counter, static_cast<std::int64_t>(bytes));
@@ -358,13 +358,17 @@ void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept
   if (it != shard.streams.end() && it->second.open_seq == tag.epoch && it->second.open_marks > 0) --it->second.open_marks;
 }
 
-void pool_core::close_epoch_of_ranges(stream_ref s) noexcept {
+void pool_core::close_ranges_of(stream_ref s, close_reason why) noexcept {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   const auto it = shard.streams.find(s.native());
   if (it == shard.streams.end() || it->second.open_marks == 0) return;
-  close_or_report(shard, it->second, close_reason::full);
+  close_or_report(shard, it->second, why);
 }
+
+void pool_core::close_epoch_of_ranges(stream_ref s) noexcept { close_ranges_of(s, close_reason::full); }
+
+void pool_core::close_epoch_behind(stream_ref s) noexcept { close_ranges_of(s, close_reason::slow_path); }
 
 // An epoch's large ranges are closed behind their event once they hold this share of the mapped
 // bytes. Without it the epoch of a stream whose small frees never join an epoch (the stream
@@ -450,14 +454,19 @@ void pool_core::flush_stream(stream_ref s) {
 }
 
 template <class Predicate>
-void pool_core::close_epochs_if(Predicate&& close) {
+std::size_t pool_core::close_epochs_if(Predicate&& close) {
+  std::size_t n = 0;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
     for (auto& [key, se] : shard.streams) {
-      if (close(key, se)) close_locked(shard, se, close_reason::slow_path);
+      if (!close(key, se)) continue;
+      const std::size_t before = shard.closed;
+      close_locked(shard, se, close_reason::slow_path);
+      n += shard.closed - before;
     }
   }
+  return n;
 }
 
 block_index pool_core::take_from_own_epochs(size_class c, stream_ref s) noexcept {
@@ -501,12 +510,14 @@ void pool_core::close_open_epochs() {
   close_epochs_if([](const void*, const stream_state&) { return true; });
 }
 
-void pool_core::close_epochs_for(size_class c) {
-  close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || se.open_marks > 0; });
+std::size_t pool_core::close_epochs_for(size_class c) {
+  return close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || se.open_marks > 0; });
 }
 
-void pool_core::close_epochs_for_large(stream_ref s) {
-  close_epochs_if([s](const void* key, const stream_state& se) { return se.open_marks > 0 && key != s.native(); });
+std::size_t pool_core::close_epochs_for_large(stream_ref s, std::size_t least_bytes) {
+  return close_epochs_if([s, least_bytes](const void* key, const stream_state& se) {
+    return se.open_marks > 0 && key != s.native() && se.open_mark_bytes >= least_bytes;
+  });
 }
 
 // Moves a completed epoch's blocks to `done`, takes them off the shard's pending counts, and lets

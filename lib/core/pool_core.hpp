@@ -195,15 +195,23 @@ class pool_core {
   // of cnn_varbatch reserved 1.34x its live peak against the other variants' 1.068x. No event
   // when the epoch holds no large range. Thread-safe (the stream's shard lock).
   void close_epoch_of_ranges(stream_ref s) noexcept;
+  // A large request passed over a looser fit for a range of s (allocate_large's `behind`): closes
+  // s's open epoch if it holds large ranges (one event; slow_path), as close_epoch_of_ranges.
+  void close_epoch_behind(stream_ref s) noexcept;
   // A miss closes the open epochs that can give it something once complete (one event each);
-  // the others stay open until full, and the miss records no event for them.
+  // the others stay open until full, and the miss records no event for them. Each returns how many
+  // epochs it closed.
   // Of class c: those holding blocks of c, and those holding large ranges (the new slab that
   // follows is shared by every stream, so its frame may only come from a range with nothing
   // pending, on any stream).
-  void close_epochs_for(size_class c);
+  std::size_t close_epochs_for(size_class c);
   // Of a large request on s: those holding large ranges freed on other streams (s reuses its own
-  // ranges at once; blocks of the classes never become heap ranges on their own).
-  void close_epochs_for_large(stream_ref s);
+  // ranges at once; blocks of the classes never become heap ranges on their own) whose open epoch
+  // freed at least `least_bytes` of them. allocate_large closes those that freed its bytes first
+  // and the others only if they did not serve it: each closed epoch costs an event, and on
+  // mlp_4stream closing all of them at every miss left the stream variant at 1.13x the live peak
+  // (1.09x staged; the sim's settled replay).
+  std::size_t close_epochs_for_large(stream_ref s, std::size_t least_bytes);
   // Before a growth: reclaims (no wait) until some closed epoch completed, while closed epochs are
   // pending (those a miss has just closed complete microseconds later), until `deadline`; a
   // default-constructed deadline is set to now + options().poll_before_growth by the first call.
@@ -237,7 +245,9 @@ class pool_core {
   // Large requests (above the largest class, or over-aligned) on stream s: an extent of the heap,
   // best fit; ranges freed on s are reusable at once. Maps memory only if may_grow. nullptr when
   // exhausted.
-  void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow);
+  // behind: as segment_heap::allocate's.
+  void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow,
+                       const void** behind = nullptr);
   // Free ranges of the heap wait behind stream epochs.
   [[nodiscard]] bool heap_pending() const noexcept { return heap_.has_pending(); }
 
@@ -320,9 +330,10 @@ class pool_core {
   // close_locked where the caller cannot fail: an error is printed, the epoch stays open and a
   // later close retries its event.
   void close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept;
+  void close_ranges_of(stream_ref s, close_reason why) noexcept;
   // Closes (slow_path) the open epochs of every stream for which close(key, state) holds.
   template <class Predicate>
-  void close_epochs_if(Predicate&& close);
+  std::size_t close_epochs_if(Predicate&& close);
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
   [[nodiscard]] stream_tag mark_stream_free(stream_ref s);

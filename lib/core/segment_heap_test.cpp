@@ -297,6 +297,41 @@ TEST_P(SegmentHeap, BestFitRanksPiecesByTheirHole) {
   EXPECT_EQ(heap->allocate(16 * kib, 256, kind::large, {&s, true}, false), p[0]);  // s: the whole hole
 }
 
+// With `behind`, a request that would split a hole at least eight times its size while a hole of
+// its size waits behind another stream's epoch gets nullptr and that stream; without it, the
+// looser fit. A request whose looser fit is under eight times its size is served as before.
+TEST_P(SegmentHeap, ATighterFitBehindAnotherStreamsEpochIsNamed) {
+  auto heap = make();
+  std::atomic<std::uint64_t> t_done{0};
+  int s = 0, t = 0;
+  const stream_use on_s{&s, true};
+  void* p[16];
+  for (void*& x : p) x = heap->allocate(4 * kib, 256, kind::large, {}, true);
+  ASSERT_EQ(addr(p[15]), addr(p[0]) + 60 * kib);
+  free_on_another_stream(*heap);
+  // p[1..8]: a 32 KiB hole with nothing pending; p[10]: 4 KiB pending behind t's epoch 1.
+  for (int i = 1; i <= 8; ++i) ASSERT_EQ(heap->free(p[i], kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p[10], kind::large, {&t_done, 1, &t, true}), segment_heap::free_result::freed);
+  const void* behind = nullptr;
+  EXPECT_EQ(heap->allocate(4 * kib, 256, kind::large, on_s, false, &behind), nullptr);
+  EXPECT_EQ(behind, &t);
+  // 8 KiB: the 32 KiB hole is four times it; served, and nothing named.
+  behind = nullptr;
+  void* q = heap->allocate(8 * kib, 256, kind::large, on_s, false, &behind);
+  EXPECT_EQ(q, p[1]);
+  EXPECT_EQ(behind, nullptr);
+  ASSERT_EQ(heap->free(q, kind::large, {}), segment_heap::free_result::freed);
+  // Without `behind`: the looser fit at once.
+  q = heap->allocate(4 * kib, 256, kind::large, on_s, false);
+  EXPECT_EQ(q, p[1]);
+  ASSERT_EQ(heap->free(q, kind::large, {}), segment_heap::free_result::freed);
+  // Once t's epoch completed, the hole of its size is everyone's best fit.
+  t_done.store(1);
+  behind = nullptr;
+  EXPECT_EQ(heap->allocate(4 * kib, 256, kind::large, on_s, false, &behind), p[10]);
+  EXPECT_EQ(behind, nullptr);
+}
+
 TEST_P(SegmentHeap, TrimUnmapsExactlyTheWhollyFreePages) {
   auto heap = make();
   void* a = heap->allocate(page, 256, kind::large, {}, true);
