@@ -204,6 +204,7 @@ class segment_heap {
   std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
   void resolve_completed() noexcept;
+  bool resolve_new_completions() noexcept;  // resolve_completed() if an epoch completed since the last; whether it ran
   [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> unmappable_range(const extent& e) const noexcept;
   void unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi);  // pages of free extent id
