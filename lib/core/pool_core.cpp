@@ -533,7 +533,10 @@ void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep,
 std::size_t pool_core::reclaim(free_list_sink& sink, std::uint64_t pass) {
   std::vector<block_index> done;
   std::size_t epochs = 0;
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
+  // Nothing closed in any shard: no shard's lock to take (16 of them). A close by another thread
+  // that this load misses is one this reclaim could as well have run before.
+  const bool any_closed = closed_epochs_.load(std::memory_order_relaxed) != 0;
+  for (std::size_t i = 0; any_closed && i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
     if (shard.closed == 0) continue;
