@@ -234,7 +234,10 @@ def section_torch(pg):
                "over the steps; memory: device memory in use by the process after the workload minus its "
                "baseline (the process keeps what it reserved, so later workloads include earlier peaks). "
                "`x torch` / `x expandable`: against PyTorch's own allocator without / with "
-               "`expandable_segments:True` on the same workload.")
+               "`expandable_segments:True` on the same workload. With several rounds (the allocators' "
+               "processes alternating, round by round) the figures are medians over the rounds, and "
+               "`x torch` is the median of each round's ratio to PyTorch's allocator in the same round, "
+               "the rounds' ratios in parentheses.")
         for n in data.get("notes", []):
             pg.add(f"- note from the run: {n}")
         workloads = list(dict.fromkeys(r["workload"] for r in rows))
@@ -249,7 +252,11 @@ def section_torch(pg):
                 if not r:
                     continue
                 ms, mib = r.get("median_step_ms"), r.get("used_over_baseline_mib")
-                out.append([a, fmt(ms), fmt(ratio(ms, t.get("median_step_ms"))), fmt(ratio(ms, e.get("median_step_ms"))),
+                # Rounds (gpu-suite TORCH_ROUNDS): the median of each round's ratio, with the rounds'.
+                vs_torch = r.get("median_vs_torch", ratio(ms, t.get("median_step_ms")))
+                by_round = r.get("vs_torch_by_round") or []
+                x_torch = fmt(vs_torch) + (f" ({', '.join(fmt(x) for x in by_round)})" if len(by_round) > 1 else "")
+                out.append([a, fmt(ms), x_torch, fmt(ratio(ms, e.get("median_step_ms"))),
                             fmt(r.get("p90_step_ms")), fmt(mib), fmt(ratio(mib, t.get("used_over_baseline_mib"))),
                             fmt(ratio(mib, e.get("used_over_baseline_mib"))),
                             fmt(r.get("peak_used_over_baseline_mib")),
@@ -317,7 +324,7 @@ def torch_plots(pg, workloads, allocs, get):
         for a in allocs:
             r = get.get((w, a))
             if r:
-                step[(w, a)] = ratio(r.get("median_step_ms"), t.get("median_step_ms"))
+                step[(w, a)] = r.get("median_vs_torch", ratio(r.get("median_step_ms"), t.get("median_step_ms")))
                 mem[(w, a)] = r.get("used_over_baseline_mib")
     p = grouped_bars(os.path.join(pg.plots_dir, "torch_step_time.png"), workloads, allocs, step,
                      "median step time / PyTorch's allocator's", "PyTorch workloads: step time", 1.0)

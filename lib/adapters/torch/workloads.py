@@ -7,6 +7,7 @@ device memory the process holds after each workload. docs/pytorch.md ("Workloads
   python3 workloads.py --allocator=cudaMallocAsync --out=cudaMallocAsync.json
   python3 workloads.py --allocator=cudapool --lib=libcudapool_torch.so --variant=tls --out=tls.json
   python3 workloads.py --summary torch.json torch-expandable.json cudaMallocAsync.json tls.json [--out=all.json]
+      (several runs of one allocator are its rounds, in the order given: medians over rounds)
   python3 workloads.py --allocator=cudapool --variant=tls --only-workload=lm_train --trace-dir=traces
 
 Allocators: torch (PyTorch's caching allocator, defaults), torch-expandable (the same with
@@ -558,43 +559,57 @@ def fmt(x, spec):
 
 
 def summary(args):
-    runs = {}
+    # Runs of one allocator (one label) are its rounds, in the order given: gpu-suite's TORCH_ROUNDS
+    # alternates the allocators' processes round by round, so round k of each ran side by side.
+    rounds = {}
     for path in args.summary:
         with open(path) as f:
             r = json.load(f)
-        label = label_of(r)
-        while label in runs:
-            label += "+"
         stats = r.get("cudapool_stats_file")
         if stats and os.path.exists(stats):
             with open(stats) as f:
                 r["cudapool_stats"] = json.load(f)
-        runs[label] = r
-    names = [w for w in WORKLOADS if any(w in r["workloads"] for r in runs.values())]
-    names += sorted({w for r in runs.values() for w in r["workloads"]} - set(names))
-    base, expandable = runs.get("torch"), runs.get("torch-expandable")
+        rounds.setdefault(label_of(r), []).append(r)
+    runs = {label: rs[0] for label, rs in rounds.items()}  # round 1: config, device, baseline, stats
+    names = [w for w in WORKLOADS if any(w in r["workloads"] for rs in rounds.values() for r in rs)]
+    names += sorted({w for rs in rounds.values() for r in rs for w in r["workloads"]} - set(names))
 
     def of(run_json, name):
         return run_json["workloads"].get(name) if run_json is not None else None
 
+    def nth(label, k):  # round k of label, or its last round where it ran fewer
+        rs = rounds.get(label)
+        return rs[min(k, len(rs) - 1)] if rs else None
+
+    def median(xs):
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
+
     rows = []
     for name in names:
-        t, e = of(base, name), of(expandable, name)
-        for label, r in runs.items():
-            w = of(r, name)
-            if w is None:
+        t0 = of(nth("torch", 0), name)
+        for label, rs in rounds.items():
+            per = [(k, of(r, name)) for k, r in enumerate(rs)]
+            per = [(k, w) for k, w in per if w is not None]
+            if not per:
                 continue
-            mib = w["used_over_baseline_bytes"] / MiB
+            vs_torch = [ratio(w["median_step_ms"], (of(nth("torch", k), name) or {}).get("median_step_ms")) for k, w in per]
+            vs_exp = [ratio(w["used_over_baseline_bytes"],
+                            (of(nth("torch-expandable", k), name) or {}).get("used_over_baseline_bytes")) for k, w in per]
             rows.append({
                 "workload": name,
                 "allocator": label,
-                "median_step_ms": w["median_step_ms"],
-                "p90_step_ms": w["p90_step_ms"],
-                "median_vs_torch": ratio(w["median_step_ms"], t and t["median_step_ms"]),
-                "used_over_baseline_mib": mib,
-                "used_vs_torch_expandable": ratio(mib, e and e["used_over_baseline_bytes"] / MiB),
-                "peak_used_over_baseline_mib": w["peak_used_over_baseline_bytes"] / MiB,
-                "values_match_torch": None if t is None else w["values"] == t["values"],
+                "rounds": len(per),
+                "median_step_ms": median([w["median_step_ms"] for _, w in per]),
+                "p90_step_ms": median([w["p90_step_ms"] for _, w in per]),
+                # The median over rounds of the round's ratio to PyTorch's allocator of the same round.
+                "median_vs_torch": median(vs_torch),
+                "vs_torch_by_round": vs_torch,
+                "used_over_baseline_mib": median([w["used_over_baseline_bytes"] / MiB for _, w in per]),
+                "used_over_baseline_mib_by_round": [w["used_over_baseline_bytes"] / MiB for _, w in per],
+                "used_vs_torch_expandable": median(vs_exp),
+                "peak_used_over_baseline_mib": median([w["peak_used_over_baseline_bytes"] / MiB for _, w in per]),
+                "values_match_torch": None if t0 is None else all(w["values"] == t0["values"] for _, w in per),
             })
     header = ("workload", "allocator", "median ms", "x torch", "p90 ms", "MiB over baseline", "x torch-expandable",
               "peak MiB over baseline", "losses/checksums = torch")
@@ -607,7 +622,10 @@ def summary(args):
                      f"{row['peak_used_over_baseline_mib']:.1f} | {same} |")
     devices = sorted({r.get("device", "?") for r in runs.values()})
     baselines = ", ".join(f"{label} {r['baseline_used_bytes'] / MiB:.0f}" for label, r in runs.items())
+    most = max(len(rs) for rs in rounds.values()) if rounds else 0
     notes = [f"device {', '.join(devices)}; baseline (context + cuBLAS) MiB: {baselines}",
+             f"{most} round(s): figures are medians over an allocator's rounds; x torch is the median of each "
+             "round's ratio to PyTorch's allocator in the same round" if most > 1 else "one round (one process per allocator)",
              "memory: mem_get_info after each workload, workloads run in order in one process, no empty_cache()"]
     table = "\n".join(lines)
     print(table)
