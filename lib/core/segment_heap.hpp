@@ -79,7 +79,8 @@ class segment_heap {
   // no pending work on any stream but `use`'s. Maps pages (or takes a chunk) when none fits and
   // may_grow and the config allow it. nullptr when it cannot; throws backend_error when the backend
   // fails otherwise, and std::bad_alloc when host memory runs out.
-  // With `behind`: nullptr, and in *behind the stream, when the range found lies in a hole at least
+  // With `behind`, once several streams have freed into the heap: nullptr, and in *behind the
+  // stream, when the range found lies in a hole at least
   // eight times the request and a range pending behind another stream's epoch would hold it in a smaller
   // hole (a hole of its size, freed on that stream). The caller closes that stream's epoch, and
   // asks again without `behind` (what is free then). Without it a request split a large range

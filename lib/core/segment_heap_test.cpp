@@ -332,6 +332,22 @@ TEST_P(SegmentHeap, ATighterFitBehindAnotherStreamsEpochIsNamed) {
   EXPECT_EQ(behind, nullptr);
 }
 
+// While one stream alone has freed into the heap nothing waits behind another stream's epoch: no
+// look for a tighter fit (its scan of the pending ranges cost a one-stream replay time).
+TEST_P(SegmentHeap, WithOneStreamNoTighterFitIsLookedFor) {
+  auto heap = make();
+  std::atomic<std::uint64_t> s_done{0};
+  int s = 0;
+  void* p[16];
+  for (void*& x : p) x = heap->allocate(4 * kib, 256, kind::large, {}, true);
+  for (int i = 1; i <= 8; ++i) ASSERT_EQ(heap->free(p[i], kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(p[10], kind::large, {&s_done, 1, &s, true}), segment_heap::free_result::freed);
+  const void* behind = nullptr;
+  int t = 0;  // a stream that has freed nothing: p[10] is not its to take yet
+  EXPECT_EQ(heap->allocate(4 * kib, 256, kind::large, {&t, true}, false, &behind), p[1]);
+  EXPECT_EQ(behind, nullptr);
+}
+
 TEST_P(SegmentHeap, TrimUnmapsExactlyTheWhollyFreePages) {
   auto heap = make();
   void* a = heap->allocate(page, 256, kind::large, {}, true);
