@@ -486,13 +486,13 @@ class basic_pool final : private core::free_list_sink {
   }
 
   // Large requests, from the heap: a free range (ranges freed on s at once, others once their
-  // epoch completed); where that range lies in a hole at least eight times the request and one behind
-  // another stream's epoch would fit it more tightly (segment_heap::allocate's `behind`), first
-  // close that epoch and look for completed ones (no wait), then take what is free; else, if ranges
-  // wait behind epochs, close the open epochs of other streams' ranges
+  // epoch completed); where that range lies in a hole at least eight times the request and one
+  // behind another stream's epoch would fit it more tightly (segment_heap::allocate's `behind`),
+  // first close that epoch and look for completed ones (no wait), then take what is free; else, if
+  // ranges wait behind epochs, close the open epochs of other streams' ranges
   // (pool_core::close_epochs_for_large: first those that freed the request's bytes, then the
-  // others) and look for completed ones (no wait); then poll the
-  // pending epochs (pool_core::poll_before_growth) while ranges are pending; only then new memory;
+  // others) and look for completed ones (no wait); then poll the pending epochs
+  // (pool_core::poll_before_growth) while ranges are pending; only then new memory;
   // else wait for every pending free, trim (which gives wholly free slabs to the heap), and try
   // once more. Free slabs are not taken on every miss: taking a variant's lists drains its caches
   // (tls) or waits for streams (stream).

@@ -80,10 +80,10 @@ class segment_heap {
   // may_grow and the config allow it. nullptr when it cannot; throws backend_error when the backend
   // fails otherwise, and std::bad_alloc when host memory runs out.
   // With `behind`, once several streams have freed into the heap: nullptr, and in *behind the
-  // stream, when the range found lies in a hole at least
-  // eight times the request and a range pending behind another stream's epoch would hold it in a smaller
-  // hole (a hole of its size, freed on that stream). The caller closes that stream's epoch, and
-  // asks again without `behind` (what is free then). Without it a request split a large range
+  // stream, when the range found lies in a hole at least eight times the request and a range
+  // pending behind another stream's epoch would hold it in a smaller hole (a hole of its size,
+  // freed on that stream). The caller closes that stream's epoch, and asks again without `behind`
+  // (what is free then). Without it a request split a large range
   // freed on its own stream while a range of its size waited behind another's epoch, and the next
   // request of the large size grew the heap (mlp_4stream: the stream variant 1.13x its live peak).
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow,
