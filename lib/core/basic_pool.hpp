@@ -27,6 +27,9 @@
 // Optional, any FreeLists: free_block take(size_class) and void put(size_class, free_block), the
 // hot pop and push of lists that keep each free block's address (per-thread caches); basic_pool
 // then uses them on its fast paths.
+// Optional, any FreeLists: bool before_growth() gives back what the lists hold where nobody uses it
+// (idle per-thread caches); the slow path calls it after reclaim found nothing, before it grows,
+// and looks again when it returns true.
 // Optional, any FreeLists: void holdings(oom_report&) const adds what the lists hold per stream or
 // per thread to out_of_memory's report (and so to its message).
 //
@@ -463,6 +466,11 @@ class basic_pool final : private core::free_list_sink {
   // Growth of class c (a new slab) until a block is had for the caller; no_block when the heap
   // cannot grow.
   block_index grow_class(size_class c, stream_ref s) {
+    if constexpr (requires(FreeLists& l) { l.before_growth(); }) {
+      if (lists_.before_growth()) {
+        if (block_index b = pop(c, s); b != no_block) return b;
+      }
+    }
     for (;;) {
       const std::uint64_t seen = core_.growth_generation(c);
       if (block_index b = pop(c, s); b != no_block) return b;

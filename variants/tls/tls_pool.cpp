@@ -166,7 +166,7 @@ tls_free_lists::thread_cache* tls_free_lists::register_thread() noexcept {
 core::free_block tls_free_lists::refill_in_op(thread_cache& tc, core::size_class c) noexcept {
   const core::free_block b = refill_locked(tc, c);
   end_op(tc);
-  return b.index != no_block ? b : pop_slow(tc, c);
+  return b;  // an empty transfer layer: the pool's slow path reclaims, then asks before_growth
 }
 
 void tls_free_lists::overflow_in_op(thread_cache& tc, core::size_class c, core::free_block blk) noexcept {
@@ -186,21 +186,20 @@ void tls_free_lists::push_first(core::size_class c, core::free_block blk) noexce
 }
 
 core::free_block tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexcept {
-  {
-    std::lock_guard lock(tc.mutex);
-    if (const core::free_block b = refill_locked(tc, c); b.index != no_block) return b;
-  }
-  // Nothing in the transfer layer: take back what idle caches hold before the pool grows. At most
-  // one pass per idle_pass_interval: a pass costs a membarrier, and a cache counts as idle when it
-  // saw no operation since the previous pass.
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  auto last = last_idle_pass_.load(std::memory_order_relaxed);
-  if (now - last >= idle_pass_interval_ticks &&
-      last_idle_pass_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
-    drain_idle_caches();
-  }
   std::lock_guard lock(tc.mutex);
   return refill_locked(tc, c);
+}
+
+bool tls_free_lists::before_growth() noexcept {
+  // At most one pass per idle_pass_interval: a pass costs a membarrier, and a cache counts as idle
+  // when it saw no operation since the previous pass.
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  auto last = last_idle_pass_.load(std::memory_order_relaxed);
+  if (now - last < idle_pass_interval_ticks ||
+      !last_idle_pass_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    return false;
+  }
+  return drain_idle_caches() > 0;
 }
 
 core::free_block tls_free_lists::pop_guarded(thread_cache& tc, core::size_class c) noexcept {
@@ -445,7 +444,8 @@ void tls_free_lists::unclaim(thread_cache& tc) noexcept {
 // sets keep ThreadSanitizer's deadlock detector (64 locks per thread) and lock holds short.
 constexpr std::size_t claim_group = 32;
 
-void tls_free_lists::drain_idle_caches() noexcept {
+std::size_t tls_free_lists::drain_idle_caches() noexcept {
+  std::size_t drained = 0;
   std::lock_guard lock(shared_->mutex);
   const std::vector<thread_cache*>& caches = shared_->caches;
   for (std::size_t first = 0; first < caches.size(); first += claim_group) {
@@ -457,11 +457,15 @@ void tls_free_lists::drain_idle_caches() noexcept {
     claim(held, n);
     for (std::size_t i = 0; i < n; ++i) {
       thread_cache& tc = *held[i];
-      if (tc.ops == tc.ops_seen) flush_locked(tc);
+      if (tc.ops == tc.ops_seen) {
+        for (core::size_class c = 0; c < class_count_; ++c) drained += tc.bins[c].count.load(std::memory_order_relaxed);
+        flush_locked(tc);
+      }
       tc.ops_seen = tc.ops;
       unclaim(tc);
     }
   }
+  return drained;
 }
 
 core::block_chain tls_free_lists::take_all(core::size_class c) noexcept {

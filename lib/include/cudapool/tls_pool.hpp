@@ -11,8 +11,9 @@
 // Rebalancing, so that no memory is stranded in caches:
 //   - a thread's caches are flushed when the thread exits (thread_local RAII that never outlives
 //     the pool: the pool detaches them when it is destroyed) or calls flush_thread_cache();
-//   - when a class's transfer layer is empty, caches that saw no operation since the previous
-//     such pass (idle caches) are drained before the pool grows;
+//   - before the pool grows (the transfer layer is empty and the pool's slow path reclaimed
+//     nothing), caches that saw no operation since the previous such pass (idle caches) are
+//     drained;
 //   - trim(), and the out-of-memory path (which trims), drain every cache;
 //   - cache_budget_bytes bounds the bytes all caches together hold: over it, caches stop growing
 //     and an overflow flushes the whole cache instead of half.
@@ -89,8 +90,12 @@ class tls_free_lists {
 
   // Thread-safe. Hands the calling thread's cached blocks back to the transfer layer.
   void flush_thread_cache() noexcept;
-  // Thread-safe. Drains caches that had no operation since the previous call (or pass).
-  void drain_idle_caches() noexcept;
+  // Thread-safe. Drains caches that had no operation since the previous call (or pass); returns
+  // the blocks drained.
+  std::size_t drain_idle_caches() noexcept;
+  // The pool's slow path, after reclaim found nothing and before the pool grows: an idle pass
+  // (drain_idle_caches), at most one per millisecond. True when it gave blocks back.
+  bool before_growth() noexcept;
 
  private:
   static constexpr std::uint32_t max_capacity_batches = 4;
@@ -171,7 +176,7 @@ class tls_free_lists {
   [[gnu::noinline]] core::free_block pop_guarded(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] void push_guarded(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
   // The owner's refill and overflow inside its operation (begin_op): drainers wait for it, so no
-  // lock is taken. Both end the operation. An empty transfer layer continues in pop_slow.
+  // lock is taken. Both end the operation. An empty transfer layer: no block (the pool's slow path).
   [[gnu::noinline]] core::free_block refill_in_op(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] void overflow_in_op(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
   // The *_locked functions run with exclusive access to tc: its owner inside an operation or with
