@@ -22,17 +22,25 @@ struct device_call_counts {
   std::uint64_t incomplete_queries = 0;  // query() that found its event pending
 };
 
-// settle_on_query (for workloads with no device work only: it waits): a query waits for its event
-// (or stream) on the inner backend and so always finds it complete, as the GPU's replay does, where
-// nothing runs on the device (0 incomplete queries on the H200, docs/results/2026-12-02-h200-s8).
-// The sim's stream workers reach their events only when the 2-core development machine schedules
-// them: without it the sim's stream-ordered replays find the epochs pending for milliseconds, grow,
-// and measure the scheduler rather than the pool (reserved/live 1.5-2.5 where the H200 measures
-// 1.03-1.13).
+// What the counted event calls do (every mode counts them):
+//   forward: they go to the inner backend.
+//   settle (workloads with no device work only: it waits): a query waits for its event (or stream)
+//     on the inner backend and so always finds it complete, as the GPU's replay does, where nothing
+//     runs on the device (0 incomplete queries on the H200, docs/results/2026-12-02-h200-s8). The
+//     sim's stream workers reach their events only when the 2-core development machine schedules
+//     them: without it the sim's stream-ordered replays find the epochs pending for milliseconds,
+//     grow, and measure the scheduler rather than the pool (reserved/live 1.5-2.5 where the H200
+//     measures 1.03-1.13).
+//   elide (workloads with no device work only): event records, event and stream queries, waits
+//     and device-side waits never reach the device, and every query finds its event complete, as
+//     the device would with nothing running: the pool's host work alone, whose difference to the
+//     same workload with the device's calls is what those calls cost in place (replay's /elided).
+enum class event_mode { forward, settle, elide };
+
 class counting_backend final : public cudapool::backend {
  public:
-  explicit counting_backend(std::shared_ptr<cudapool::backend> inner, bool settle_on_query = false)
-      : inner_(std::move(inner)), settle_(settle_on_query) {}
+  explicit counting_backend(std::shared_ptr<cudapool::backend> inner, event_mode mode = event_mode::forward)
+      : inner_(std::move(inner)), mode_(mode) {}
 
   [[nodiscard]] device_call_counts counts() const noexcept {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
@@ -59,16 +67,19 @@ class counting_backend final : public cudapool::backend {
   [[nodiscard]] int stream_device(cudapool::stream_ref s) override { return inner_->stream_device(s); }
   void synchronize(cudapool::stream_ref s) override {
     count(waits_);
+    if (mode_ == event_mode::elide) return;
     inner_->synchronize(s);
   }
   void synchronize_device() override {
     count(waits_);
+    if (mode_ == event_mode::elide) return;
     inner_->synchronize_device();
   }
   [[nodiscard]] bool query_stream(cudapool::stream_ref s) override {
     count(queries_);
     count(stream_queries_);
-    if (settle_) {
+    if (mode_ == event_mode::elide) return true;
+    if (mode_ == event_mode::settle) {
       inner_->synchronize(s);
       return true;
     }
@@ -78,11 +89,13 @@ class counting_backend final : public cudapool::backend {
   void release_event(cudapool::event_handle e) noexcept override { inner_->release_event(e); }
   void record(cudapool::event_handle e, cudapool::stream_ref s) override {
     count(records_);
+    if (mode_ == event_mode::elide) return;
     inner_->record(e, s);
   }
   [[nodiscard]] bool query(cudapool::event_handle e) override {
     count(queries_);
-    if (settle_) {
+    if (mode_ == event_mode::elide) return true;
+    if (mode_ == event_mode::settle) {
       inner_->wait(e);
       return true;
     }
@@ -92,10 +105,12 @@ class counting_backend final : public cudapool::backend {
   }
   void wait(cudapool::event_handle e) override {
     count(waits_);
+    if (mode_ == event_mode::elide) return;
     inner_->wait(e);
   }
   void stream_wait(cudapool::stream_ref waiter, cudapool::event_handle e) override {
     count(stream_waits_);
+    if (mode_ == event_mode::elide) return;
     inner_->stream_wait(waiter, e);
   }
   void fill(cudapool::stream_ref s, void* p, std::size_t bytes, std::uint32_t pattern) override {
@@ -123,7 +138,7 @@ class counting_backend final : public cudapool::backend {
   static void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 
   std::shared_ptr<cudapool::backend> inner_;
-  bool settle_;
+  event_mode mode_;
   std::atomic<std::uint64_t> incomplete_queries_{0};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> queries_{0};

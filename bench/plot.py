@@ -204,7 +204,8 @@ def plot_replay(out, context, replay, wanted):
             plt.close(fig)
             return
         ax.set_xticks(range(len(traces)))
-        ax.set_xticklabels([t.replace("/immediate", "\n(immediate frees)") for t in traces], fontsize=8)
+        ax.set_xticklabels([t.replace("/immediate", "\n(immediate frees)").replace("/elided", "\n(events elided)")
+                            for t in traces], fontsize=8)
         if log:
             ax.set_yscale("log")
         ax.set_ylabel(ylabel)
@@ -284,7 +285,7 @@ def summary(out, context, src, series, counters, replay):
                   "|---|---|---|---|---|---|"]
         for tr in sorted(replay):
             base_row = None
-            for key in (tr, tr.replace("/immediate", "")):
+            for key in (tr, tr.replace("/immediate", "").replace("/elided", "")):
                 base_row = replay.get(key, {}).get(BASELINE) or base_row
             base_ns = 1e9 / base_row.get("items_per_second") if base_row and base_row.get("items_per_second") else None
             for a in alloc_order(replay[tr]):

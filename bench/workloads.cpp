@@ -315,13 +315,21 @@ std::size_t floor_of(const trace& t) {
   return it->second;
 }
 
-void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t, bool ordered) {
+// How replay frees: stream-ordered on the trace's stream (as recorded), stream-ordered with the
+// pool's event calls elided (counting_backend's elide: they never reach the device and find their
+// events complete; pools only), or immediately (pools only).
+enum class replay_mode { ordered, elided, immediate };
+
+void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t,
+            replay_mode mode) {
+  const bool ordered = mode != replay_mode::immediate;
   run_options options;
   options.home_streams = false;
   options.streams = t.streams;
   options.track_reserved = true;
   options.count_device_calls = true;
   options.settle_sim_events = true;
+  options.elide_events = mode == replay_mode::elided;
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
   const std::vector<stream_ref>& streams = ctx.streams;
@@ -484,11 +492,13 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
     }
     for (const std::shared_ptr<const trace>& t : traces) {
       // Peers: an immediate free is a free on the allocation stream, which is what the trace does.
-      for (const bool ordered : {true, false}) {
-        if (!ordered && a.what != allocator_config::kind::pool) continue;
+      for (const auto& [mode, suffix] : {std::pair{replay_mode::ordered, ""}, std::pair{replay_mode::elided, "/elided"},
+                                         std::pair{replay_mode::immediate, "/immediate"}}) {
+        if (mode != replay_mode::ordered && a.what != allocator_config::kind::pool) continue;
         auto ctx = std::make_shared<run_context>();
-        benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + (ordered ? "" : "/immediate")).c_str(),
-                                     [ctx, a, t, ordered](benchmark::State& s) { replay(s, *ctx, a, *t, ordered); })
+        const replay_mode m = mode;  // (clang 14 cannot capture structured bindings)
+        benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + suffix).c_str(),
+                                     [ctx, a, t, m](benchmark::State& s) { replay(s, *ctx, a, *t, m); })
             ->UseRealTime();
       }
     }

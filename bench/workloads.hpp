@@ -44,6 +44,9 @@
 //                            pending). On the sim the pools' events are settled on query
 //                            (run_options::settle_sim_events), as the GPU completes them when
 //                            nothing runs on the device: sim memory as on the GPU, sim time not
+//   replay/<a>/<trace>/elided  pools only: stream-ordered, the pool's event calls answered at once
+//                            without the device (counting_backend's elide): its host work alone;
+//                            the stream-ordered time minus this is what the event calls cost in place
 //   replay/<a>/<trace>/immediate  pools only: the same with immediate frees (deallocate(p)), which
 //                            separates the cost of deferred (stream-ordered) frees from the rest
 //   limit/epoch_event        no allocator: the host's cost of one epoch (an event recorded on a
@@ -171,6 +174,9 @@ struct run_options {
   // the device. For workloads without device work (replay): memory then does not depend on when
   // the development machine schedules the sim's stream workers.
   bool settle_sim_events = false;
+  // With count_device_calls, on any backend (workloads without device work only): the pools' event
+  // calls never reach the device and find their events complete (counting_backend's elide).
+  bool elide_events = false;
   std::function<void(run_context&, int threads)> setup;  // workload set-up in thread 0
 };
 
@@ -267,8 +273,10 @@ class run_scope {
     try {
       std::shared_ptr<cudapool::backend> device = shared_device();
       if (options.count_device_calls && config.what == allocator_config::kind::pool) {
-        const bool settle = options.settle_sim_events && device->name() == "sim";
-        ctx_.counted = std::make_shared<counting_backend>(device, settle);
+        const event_mode mode = options.elide_events ? event_mode::elide
+                                : options.settle_sim_events && device->name() == "sim" ? event_mode::settle
+                                                                                       : event_mode::forward;
+        ctx_.counted = std::make_shared<counting_backend>(device, mode);
         device = ctx_.counted;
       }
       ctx_.alloc = bench_allocator::make(config, device);

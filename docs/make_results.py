@@ -338,20 +338,20 @@ def torch_plots(pg, workloads, allocs, get):
 
 
 def section_replay(pg, bench):
-    pg.add("", "## Replay of recorded traces (bench `replay/<allocator>/<trace>[/immediate]`)", "")
+    pg.add("", "## Replay of recorded traces (bench `replay/<allocator>/<trace>[/elided|/immediate]`)", "")
     params = bench.workload("replay")
     if not params:
         pg.add(f"{NOT_IN_RUN}: no `replay/` benchmark in "
                f"{'`bench.json`' if bench.path else 'this directory (no `bench.json`)'}.")
         return
-    traces = sorted({p.replace("/immediate", "") for p in params})
-    rows = {}  # (trace, alloc) -> (ordered Row, immediate Row)
+    traces = sorted({replay_trace(p) for p in params})
+    rows = {}  # (trace, alloc) -> [ordered Row, immediate Row, elided Row]
     for p, allocs in params.items():
-        tr, imm = p.replace("/immediate", ""), p.endswith("/immediate")
+        tr, k = replay_trace(p), 1 if p.endswith("/immediate") else 2 if p.endswith("/elided") else 0
         for a, ts in allocs.items():
             r = ts.get(1) or next(iter(ts.values()))
-            cur = rows.setdefault((tr, a), [None, None])
-            cur[1 if imm else 0] = r
+            cur = rows.setdefault((tr, a), [None, None, None])
+            cur[k] = r
     allocs = plot.alloc_order({a for (_, a) in rows})
 
     def ns(r):
@@ -364,7 +364,7 @@ def section_replay(pg, bench):
            "reserved/live: peak bytes reserved from the device over peak bytes live in the trace "
            "(– where the allocator cannot tell).")
     live = {}
-    for (tr, a), (o, i) in rows.items():
+    for (tr, a), (o, i, _) in rows.items():
         v = (o or i).get("peak_live_MiB")
         if v is not None:
             live[tr] = v
@@ -373,11 +373,25 @@ def section_replay(pg, bench):
     head = ["allocator"] + traces
 
     def grid(f):
-        return [[a] + [f(rows.get((t, a), [None, None])) for t in traces] for a in allocs
+        return [[a] + [f(rows.get((t, a), [None, None, None])) for t in traces] for a in allocs
                 if any(rows.get((t, a)) for t in traces)]
 
     pg.add("", "### ns per operation: stream-ordered (immediate)", "")
     pg.add(*table(head, grid(lambda oi: fmt(ns(oi[0])) + (f" ({fmt(ns(oi[1]))})" if oi[1] else ""))))
+    if any(oi[0] and oi[2] for oi in rows.values()):
+        pg.add("", "### The device's event calls in place: stream-ordered minus elided", "",
+               "`/elided`: the same stream-ordered replay with the pool's event records, queries and waits answered "
+               "at once without the device (every event complete, as the device leaves them with nothing running; "
+               "the same memory, `replay_memory_test`). Per cell: ns per operation elided (the pool's host work "
+               "alone), and in parentheses stream-ordered minus elided: what the device's event calls cost per "
+               "operation where the replay makes them, caches and all.", "")
+
+        def el(oi):
+            o, e = ns(oi[0]), ns(oi[2])
+            if e is None:
+                return "–"
+            return fmt(e) + (f" ({fmt(o - e)})" if o is not None else "")
+        pg.add(*table(head, [r for r in grid(el) if any(c != "–" for c in r[1:])]))
     epoch = bench.series("limit", "").get("epoch_event", {})  # items per second
     epoch_ns = 1e9 / epoch[1] if epoch.get(1) else None
     if epoch_ns and any(oi[0] and oi[0].get("events_per_op") is not None for oi in rows.values()):
@@ -411,12 +425,12 @@ def section_replay(pg, bench):
                     return "–"
                 return " / ".join(fmt(r.get(f"closed_{w}_per_1k_ops")) for w in why)
             pg.add(*table(head, [r for r in grid(wy) if any(c != "–" for c in r[1:])]))
-    base = {t: ns(rows.get((t, BASELINE), [None, None])[0]) for t in traces}
+    base = {t: ns(rows.get((t, BASELINE), [None, None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
         out = []
         for a in allocs:
-            cells = [fmt(ratio(base[t], ns(rows.get((t, a), [None, None])[0]))) for t in traces]
+            cells = [fmt(ratio(base[t], ns(rows.get((t, a), [None, None, None])[0]))) for t in traces]
             out.append([a] + cells)
         pg.add(*table(head, out))
     else:
@@ -447,8 +461,17 @@ def section_replay(pg, bench):
 
 
 def replay_rows(params):
-    """plot.plot_replay's input: trace param -> alloc -> Row."""
-    return {p: {a: (ts.get(1) or next(iter(ts.values()))) for a, ts in allocs.items()} for p, allocs in params.items()}
+    """plot.plot_replay's input: trace param -> alloc -> Row (the elided replays are in a table only)."""
+    return {p: {a: (ts.get(1) or next(iter(ts.values()))) for a, ts in allocs.items()} for p, allocs in params.items()
+            if not p.endswith("/elided")}
+
+
+def replay_trace(param):
+    """The trace of a replay param: without its /immediate or /elided."""
+    for suffix in ("/immediate", "/elided"):
+        if param.endswith(suffix):
+            return param[:-len(suffix)]
+    return param
 
 
 def scaling_table(pg, series, what, extra_ns=False):
