@@ -1,5 +1,6 @@
 # CTest `results_page`: docs/make_results.py must still turn a committed run directory into a page
-# with the replay table, so that the generator cannot rot between GPU runs.
+# with the replay table, so that the generator cannot rot between GPU runs. CTest
+# `results_page_current` runs it on the run docs/results.md is generated from.
 #   cmake -DPYTHON=... -DSCRIPT=docs/make_results.py -DRUN_DIR=docs/results/<run> -DOUT_DIR=... -P this
 foreach(var PYTHON SCRIPT RUN_DIR OUT_DIR)
   if(NOT DEFINED ${var})
@@ -24,7 +25,6 @@ foreach(needle
     "### x cudaMallocAsync (stream-ordered)"
     "### peak reserved / peak live"
     "## Serve: "
-    "_Not in this run_: no `serve/` benchmark"
     "## PyTorch workloads"
     "## Peers under stress"
     "### Single-thread spread between processes"
@@ -34,6 +34,16 @@ foreach(needle
     message(FATAL_ERROR "${page} lacks '${needle}'")
   endif()
 endforeach()
+# -DEXTRA=... (a list, '|'-separated): more text the page must hold for this run directory.
+if(DEFINED EXTRA)
+  string(REPLACE "|" ";" extra "${EXTRA}")
+  foreach(needle IN LISTS extra)
+    string(FIND "${text}" "${needle}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${page} lacks '${needle}'")
+    endif()
+  endforeach()
+endif()
 if(NOT EXISTS "${OUT_DIR}/results/plots/replay_time_per_op.png")
   message(FATAL_ERROR "no replay plot in ${OUT_DIR}/results/plots")
 endif()
