@@ -147,8 +147,7 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   }
   switch (result) {
     case segment_heap::free_result::freed:
-      large_frees_.fetch_add(1, std::memory_order_relaxed);
-      counters_.add(requested_counter, -static_cast<std::int64_t>(requested));
+      counters_.add(large_free_counter, 1, requested_counter, -static_cast<std::int64_t>(requested));
       if (stream == nullptr && over_release_threshold()) {
         try {
           trim_heap();
@@ -169,8 +168,7 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
 void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow, const void** behind) {
   void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow, behind);
   if (p == nullptr) return nullptr;
-  large_allocs_.fetch_add(1, std::memory_order_relaxed);
-  counters_.add(requested_counter, static_cast<std::int64_t>(bytes));
+  counters_.add(large_alloc_counter, 1, requested_counter, static_cast<std::int64_t>(bytes));
   return p;
 }
 
@@ -659,8 +657,8 @@ pool_stats pool_core::stats() const {
     st.pending_bytes += cs.pending_blocks * cs.block_bytes;
   }
   st.heap = heap_.stats();
-  st.allocs += large_allocs_.load(std::memory_order_relaxed);
-  st.frees += large_frees_.load(std::memory_order_relaxed);
+  st.allocs += static_cast<std::uint64_t>(counters_.sum(large_alloc_counter));
+  st.frees += static_cast<std::uint64_t>(counters_.sum(large_free_counter));
   st.in_use_bytes += st.heap.large_bytes;
   st.pending_bytes += st.heap.pending_bytes;
   st.reserved_bytes = st.heap.mapped_bytes;

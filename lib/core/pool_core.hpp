@@ -300,11 +300,13 @@ class pool_core {
     std::size_t next_frame_bytes = 0;          // of the next new descriptor; GUARDED_BY(growth_mutex_)
   };
 
-  // Hot-path counters, one block per thread (thread_counters): allocs and frees per class, and
-  // requested bytes in use.
+  // Hot-path counters, one block per thread (thread_counters): allocs and frees per class,
+  // requested bytes in use, and the large path's allocations and frees.
   static constexpr std::size_t alloc_counter(size_class c) noexcept { return c; }
   static constexpr std::size_t free_counter(size_class c) noexcept { return max_size_classes + c; }
   static constexpr std::size_t requested_counter = 2 * max_size_classes;
+  static constexpr std::size_t large_alloc_counter = requested_counter + 1;
+  static constexpr std::size_t large_free_counter = requested_counter + 2;
 
   // A stream's epochs: the blocks freed on it (and the number of large frees, which need nothing
   // but the event) behind one event each, and the last completed (core/epoch_protocol.hpp, whose
@@ -358,7 +360,7 @@ class pool_core {
   block_table blocks_;
   page_map pages_;  // page -> slab_desc* (as a word)
   segmented_table<slab_desc, 10, 1024> slabs_;
-  thread_counters<2 * max_size_classes + 1> counters_;
+  thread_counters<large_free_counter + 1> counters_;
   std::unique_ptr<class_state[]> class_state_;
 
   // Growth: slab descriptors, block index ranges (frames come from heap_).
@@ -377,9 +379,6 @@ class pool_core {
   [[nodiscard]] std::size_t first_frame_bytes(size_class c) const noexcept;
   void collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done);
   std::unique_ptr<epoch_shard[]> epoch_shards_;
-
-  std::atomic<std::uint64_t> large_allocs_{0};
-  std::atomic<std::uint64_t> large_frees_{0};
 
   std::atomic<std::uint64_t> grows_{0};
   std::atomic<std::uint64_t> ooms_{0};
