@@ -123,7 +123,7 @@ bool segment_heap::reserve_initial(std::size_t bytes) {
 
 // ---- bins ------------------------------------------------------------------------------------
 
-unsigned segment_heap::bin_of(std::size_t bytes) noexcept {
+inline unsigned segment_heap::bin_of(std::size_t bytes) noexcept {
   const std::size_t units = bytes / granule;
   if (units < 16) return static_cast<unsigned>(units);
   const unsigned fl = static_cast<unsigned>(std::bit_width(units)) - 1;  // >= 4

@@ -169,7 +169,7 @@ class segment_heap {
   };
 
   static constexpr unsigned bin_count = 640;
-  static unsigned bin_of(std::size_t bytes) noexcept;
+  [[gnu::always_inline]] static inline unsigned bin_of(std::size_t bytes) noexcept;  // segment_heap.cpp alone calls it
   static std::size_t bin_floor(unsigned b) noexcept;
 
   // All private functions run under mutex_.
