@@ -185,11 +185,6 @@ void tls_free_lists::push_first(core::size_class c, core::free_block blk) noexce
   push_transfer(c, blk);
 }
 
-core::free_block tls_free_lists::pop_slow(thread_cache& tc, core::size_class c) noexcept {
-  std::lock_guard lock(tc.mutex);
-  return refill_locked(tc, c);
-}
-
 bool tls_free_lists::before_growth() noexcept {
   // At most one pass per idle_pass_interval: a pass costs a membarrier, and a cache counts as idle
   // when it saw no operation since the previous pass.
@@ -203,16 +198,9 @@ bool tls_free_lists::before_growth() noexcept {
 }
 
 core::free_block tls_free_lists::pop_guarded(thread_cache& tc, core::size_class c) noexcept {
-  {
-    std::lock_guard lock(tc.mutex);
-    bin& b = tc.bins[c];
-    ++tc.ops;
-    if (const std::uint32_t n = b.count.load(std::memory_order_relaxed); n > 0) {
-      b.count.store(n - 1, std::memory_order_relaxed);
-      return b.slots[n - 1];
-    }
-  }
-  return pop_slow(tc, c);
+  std::lock_guard lock(tc.mutex);
+  ++tc.ops;
+  return refill_locked(tc, c);  // the bin's top block, else a batch from the transfer layer
 }
 
 void tls_free_lists::push_guarded(thread_cache& tc, core::size_class c, core::free_block blk) noexcept {
@@ -229,7 +217,7 @@ void tls_free_lists::push_guarded(thread_cache& tc, core::size_class c, core::fr
 
 core::free_block tls_free_lists::refill_locked(thread_cache& tc, core::size_class c) noexcept {
   bin& b = tc.bins[c];
-  if (b.count.load(std::memory_order_relaxed) > 0) {  // a drainer raced us to nothing, or refilled
+  if (b.count.load(std::memory_order_relaxed) > 0) {  // the guarded pop's hit (pop_guarded)
     const std::uint32_t n = b.count.load(std::memory_order_relaxed) - 1;
     b.count.store(n, std::memory_order_relaxed);
     return b.slots[n];

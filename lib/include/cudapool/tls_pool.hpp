@@ -172,7 +172,6 @@ class tls_free_lists {
   };
   static inline thread_local last_used last_{0, nullptr, nullptr};
   [[gnu::noinline]] thread_cache* register_thread() noexcept;
-  [[gnu::noinline]] core::free_block pop_slow(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] core::free_block pop_guarded(thread_cache& tc, core::size_class c) noexcept;
   [[gnu::noinline]] void push_guarded(thread_cache& tc, core::size_class c, core::free_block blk) noexcept;
   // The owner's refill and overflow inside its operation (begin_op): drainers wait for it, so no
