@@ -500,8 +500,8 @@ class basic_pool final : private core::free_list_sink {
   // ranges wait behind epochs, close the open epochs of other streams' ranges
   // (pool_core::close_epochs_for_large: first those that freed the request's bytes, then the
   // others) and look for completed ones (no wait); then poll the pending epochs
-  // (pool_core::poll_before_growth) while ranges are pending; only then new memory;
-  // else wait for every pending free, trim (which gives wholly free slabs to the heap), and try
+  // (pool_core::poll_before_growth) while ranges are pending; only then new memory (where that
+  // would remap pages pending behind s's own epochs, after waiting for them); else wait for every pending free, trim (which gives wholly free slabs to the heap), and try
   // once more. Free slabs are not taken on every miss: taking a variant's lists drains its caches
   // (tls) or waits for streams (stream).
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
@@ -522,7 +522,14 @@ class basic_pool final : private core::free_list_sink {
       void* p = poll_then([&] { return core_.allocate_large(bytes, alignment, s, false); }, static_cast<void*>(nullptr));
       if (p != nullptr) return p;
     }
-    if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
+    // Growth that would remap pages pending behind s's own epochs waits for them first (never for
+    // another stream's): then what it moves does not depend on how far the device has got.
+    bool wait_own = false;
+    if (void* p = core_.allocate_large(bytes, alignment, s, true, nullptr, &wait_own)) return p;
+    if (wait_own) {
+      core_.wait_stream(s, *this);
+      if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
+    }
     core_.wait_pending(*this);
     trim();
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;

@@ -165,8 +165,9 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   }
 }
 
-void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow, const void** behind) {
-  void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow, behind);
+void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow, const void** behind,
+                                bool* wait_own) {
+  void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow, behind, wait_own);
   if (p == nullptr) return nullptr;
   counters_.add(large_alloc_counter, 1, requested_counter, static_cast<std::int64_t>(bytes));
   return p;
@@ -561,21 +562,39 @@ std::size_t pool_core::poll_before_growth(free_list_sink& sink, poll_deadline& d
   return 0;
 }
 
+// Closes se's open epoch and blocks until its closed epochs completed; under the shard's lock.
+std::size_t pool_core::wait_locked(epoch_shard& shard, stream_state& se, std::vector<block_index>& done) {
+  close_locked(shard, se, close_reason::slow_path);
+  std::size_t epochs = 0;
+  for (epoch& ep : se.closed) {
+    backend_->wait(ep.event);
+    collect_locked(shard, se, ep, done);
+    ++epochs;
+  }
+  se.closed.clear();
+  return epochs;
+}
+
 std::size_t pool_core::wait_pending(free_list_sink& sink) {
   std::vector<block_index> done;
   std::size_t epochs = 0;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) {
-      close_locked(shard, se, close_reason::slow_path);
-      for (epoch& ep : se.closed) {
-        backend_->wait(ep.event);
-        collect_locked(shard, se, ep, done);
-        ++epochs;
-      }
-      se.closed.clear();
-    }
+    for (auto& [key, se] : shard.streams) epochs += wait_locked(shard, se, done);
+  }
+  release_items(done, sink);
+  return epochs;
+}
+
+std::size_t pool_core::wait_stream(stream_ref s, free_list_sink& sink) {
+  std::vector<block_index> done;
+  std::size_t epochs = 0;
+  {
+    epoch_shard& shard = shard_of(s);
+    std::lock_guard lock(shard.mutex);
+    const auto it = shard.streams.find(s.native());
+    if (it != shard.streams.end()) epochs = wait_locked(shard, it->second, done);
   }
   release_items(done, sink);
   return epochs;

@@ -221,6 +221,8 @@ class pool_core {
   std::size_t poll_before_growth(free_list_sink& sink, poll_deadline& deadline);
   // Closes every open epoch and blocks until all pending epochs completed, then reclaims.
   std::size_t wait_pending(free_list_sink& sink);
+  // The same for stream s alone (allocate_large's `wait_own`: remap waits for its own stream).
+  std::size_t wait_stream(stream_ref s, free_list_sink& sink);
 
   // A growth counter per class, for re-checking after the growth lock (see grow()).
   [[nodiscard]] std::uint64_t growth_generation(size_class c) const noexcept {
@@ -245,9 +247,9 @@ class pool_core {
   // Large requests (above the largest class, or over-aligned) on stream s: an extent of the heap,
   // best fit; ranges freed on s are reusable at once. Maps memory only if may_grow. nullptr when
   // exhausted.
-  // behind: as segment_heap::allocate's.
+  // behind, wait_own: as segment_heap::allocate's.
   void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow,
-                       const void** behind = nullptr);
+                       const void** behind = nullptr, bool* wait_own = nullptr);
   // Free ranges of the heap wait behind stream epochs.
   [[nodiscard]] bool heap_pending() const noexcept { return heap_.has_pending(); }
 
@@ -378,6 +380,8 @@ class pool_core {
   [[nodiscard]] epoch_shard& shard_of(stream_ref s) const noexcept;
   [[nodiscard]] std::size_t first_frame_bytes(size_class c) const noexcept;
   void collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done);
+  // Closes se's open epoch and blocks until its closed epochs completed (wait_pending, wait_stream).
+  std::size_t wait_locked(epoch_shard& shard, stream_state& se, std::vector<block_index>& done);
   std::unique_ptr<epoch_shard[]> epoch_shards_;
 
   std::atomic<std::uint64_t> grows_{0};

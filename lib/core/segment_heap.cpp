@@ -396,7 +396,7 @@ void segment_heap::count_mapped(std::size_t bytes) noexcept {
 // ---- allocate --------------------------------------------------------------------------------
 
 void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow,
-                             const void** behind) {
+                             const void** behind, bool* wait_own) {
   if (bytes == 0 || bytes > (std::size_t{1} << 47)) return nullptr;
   const std::size_t size = round_up(bytes, granule);
   alignment = std::max(alignment, granule);
@@ -425,7 +425,7 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   if (r.first == none && page_ != 0) r = place(size, alignment, use, true);  // chunks: no wilderness
   if (r.first == none && may_grow && config_.allow_growth) {
     if (page_ != 0) {
-      r = grow(size, alignment, use);
+      r = grow(size, alignment, use, wait_own);
     } else {
       r.first = r.last = grow_chunk(size, alignment);
     }
@@ -560,7 +560,7 @@ std::uint32_t segment_heap::add_segment(std::uintptr_t base, std::size_t bytes, 
 
 // Virtual memory: maps the fewest pages that make a free range of `bytes` at `alignment`, next to
 // a free neighbour the caller may use where there is one, and returns that range (free, binned).
-segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, stream_use use) {
+segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, stream_use use, bool* wait_own) {
   struct candidate {
     std::uint32_t unmapped = none;
     std::uintptr_t lo = 0, hi = 0;  // the pages to map
@@ -613,6 +613,11 @@ segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, s
   // Against the current use, this request included.
   if (config_.remap_ratio > 0.0 &&
       static_cast<double>(mapped + map_bytes) > config_.remap_ratio * static_cast<double>(mapped - free_bytes_ + bytes)) {
+    if (wait_own != nullptr && use.given && remap_would_wait(map_bytes, best.run_lo, best.run_hi, use)) {
+      ++remap_waits_;
+      *wait_own = true;
+      return {none, none};
+    }
     unmap_elsewhere(map_bytes, best.run_lo, best.run_hi);
   }
   ensure_spare(2);
@@ -711,6 +716,10 @@ void segment_heap::forget_stream(const void* stream) noexcept {
 // The whole pages inside free extent e that trim may unmap: none if it is pending or pinned.
 std::pair<std::uintptr_t, std::uintptr_t> segment_heap::unmappable_range(const extent& e) const noexcept {
   if (!e.tag.resolved()) return {0, 0};
+  return whole_pages(e);
+}
+
+std::pair<std::uintptr_t, std::uintptr_t> segment_heap::whole_pages(const extent& e) const noexcept {
   const segment& seg = segments_[e.segment];
   if (!seg.vm) {
     const bool whole = e.base == seg.base && e.bytes == seg.bytes && seg.pinned_end == seg.base;
@@ -786,6 +795,26 @@ void segment_heap::unmap_elsewhere(std::size_t bytes, std::uintptr_t keep_lo, st
   }
 }
 
+bool segment_heap::remap_would_wait(std::size_t bytes, std::uintptr_t keep_lo, std::uintptr_t keep_hi,
+                                    stream_use use) const noexcept {
+  std::size_t now = 0;
+  bool own = false;
+  for (std::uint32_t b = bin_count; b-- > 0 && now < bytes;) {
+    for (std::uint32_t id = bins_[b]; id != none && now < bytes; id = extents_[id].link_next) {
+      const extent& e = extents_[id];
+      if (e.end() > keep_lo && e.base < keep_hi) continue;
+      const auto [lo, hi] = whole_pages(e);
+      if (lo >= hi) continue;
+      if (e.tag.resolved()) {
+        now += hi - lo;
+      } else if (e.tag.stream == use.stream) {
+        own = true;
+      }
+    }
+  }
+  return now < bytes && own;
+}
+
 // ---- reports ---------------------------------------------------------------------------------
 
 segment_heap::info segment_heap::describe(const void* p) const {
@@ -835,6 +864,7 @@ heap_stats segment_heap::stats() const {
   s.fragmentation = s.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(s.largest_free_bytes) / static_cast<double>(s.free_bytes);
   s.maps = maps_;
   s.unmaps = unmaps_;
+  s.remap_waits = remap_waits_;
   s.unmapped_bytes = unmapped_bytes_;
   s.peak_used_bytes = peak_used_;
   return s;

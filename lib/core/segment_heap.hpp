@@ -86,8 +86,15 @@ class segment_heap {
   // (what is free then). Without it a request split a large range
   // freed on its own stream while a range of its size waited behind another's epoch, and the next
   // request of the large size grew the heap (mlp_4stream: the stream variant 1.13x its live peak).
+  // With `wait_own` (growth for a given stream): nullptr and *wait_own = true when growth would
+  // remap (remap_ratio) and can unmap fewer pages now than it could once the ranges pending behind
+  // the caller's own stream's epochs complete. The caller waits for its stream's epochs
+  // (pool_core::wait_stream) and asks again without it. Without the wait, which pages remap moved
+  // depended on how far the device had got when a request missed (lm_train in PyTorch: 2748-2824
+  // MiB mapped between processes, docs/results/2026-12-02-h200-s11), and a stream-ordered replay
+  // of cnn_varbatch reserved 1.33x its live peak with remap against 1.03x without.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow,
-                               const void** behind = nullptr);
+                               const void** behind = nullptr, bool* wait_own = nullptr);
 
   // Frees the used extent of kind k that starts at p, tagged with what its last use is pending
   // behind. Anything else is not touched, and the result says what p is.
@@ -188,7 +195,7 @@ class segment_heap {
   // the smallest hole below `hole` (wilderness left out), or nullptr.
   [[nodiscard]] const void* tighter_behind_epoch(std::size_t bytes, std::size_t alignment, stream_use use,
                                                  std::size_t hole) const noexcept;
-  run grow(std::size_t bytes, std::size_t alignment, stream_use use);
+  run grow(std::size_t bytes, std::size_t alignment, stream_use use, bool* wait_own = nullptr);
   [[nodiscard]] run run_around(std::uint32_t id, stream_use use) const noexcept;
   std::uint32_t grow_chunk(std::size_t bytes, std::size_t alignment);
   std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
@@ -208,6 +215,12 @@ class segment_heap {
   bool resolve_new_completions() noexcept;  // resolve_completed() if an epoch completed since the last; whether it ran
   [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> unmappable_range(const extent& e) const noexcept;
+  // The whole pages inside free extent e that may ever be unmapped (its tag aside).
+  [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> whole_pages(const extent& e) const noexcept;
+  // Whether remap, for `bytes` outside [keep_lo, keep_hi), finds fewer unmappable pages now than
+  // once the ranges pending behind use's own stream complete.
+  [[nodiscard]] bool remap_would_wait(std::size_t bytes, std::uintptr_t keep_lo, std::uintptr_t keep_hi,
+                                      stream_use use) const noexcept;
   void unmap_range(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi);  // pages of free extent id
   void unmap_elsewhere(std::size_t bytes, std::uintptr_t keep_lo, std::uintptr_t keep_hi);
   void count_mapped(std::size_t bytes) noexcept;
@@ -228,6 +241,7 @@ class segment_heap {
   address_index index_;                    // GUARDED_BY(mutex_)
   std::uint64_t maps_ = 0;                 // GUARDED_BY(mutex_)
   std::uint64_t unmaps_ = 0;               // GUARDED_BY(mutex_)
+  std::uint64_t remap_waits_ = 0;          // GUARDED_BY(mutex_); growths that asked the caller to wait
   std::size_t free_bytes_ = 0;             // GUARDED_BY(mutex_); bytes of binned free extents
   std::size_t peak_used_ = 0;              // GUARDED_BY(mutex_); mapped - free at its highest
   std::uint64_t unmapped_bytes_ = 0;       // GUARDED_BY(mutex_)

@@ -527,6 +527,50 @@ TEST_P(SegmentHeap, RemapKeepsTheRunThatGrowthExtends) {
   t_done.store(1);
 }
 
+// remap_ratio with wait_own: a growth on stream s whose only movable pages are pending behind s's
+// own epochs asks s to wait (nullptr, *wait_own) instead of growing; once s's epoch completed the
+// same request moves them. Another stream's growth is never told to wait for s: it grows.
+TEST_P(SegmentHeap, RemapWaitsForItsOwnStreamNeverForAnother) {
+  if (!GetParam()) GTEST_SKIP() << "chunks cannot be remapped";
+  int s_handle = 0, t_handle = 0;
+  for (const bool own : {true, false}) {
+    segment_heap::config c;
+    c.remap_ratio = 1.0;
+    auto heap = make(c);
+    std::atomic<std::uint64_t> s_done{0};
+    const stream_tag on_s{&s_done, 1, &s_handle, true};
+    // Holes of 2 pages between used extents, both pending on s: 9 pages mapped, 5 in use.
+    std::vector<void*> p;
+    for (const std::size_t n : {2, 2, 2, 2, 1}) p.push_back(heap->allocate(n * page, page, kind::large, {}, true));
+    ASSERT_EQ(heap->free(p[0], kind::large, on_s), segment_heap::free_result::freed);
+    ASSERT_EQ(heap->free(p[2], kind::large, on_s), segment_heap::free_result::freed);
+    const stream_use use{own ? static_cast<const void*>(&s_handle) : &t_handle, true};
+    bool wait_own = false;
+    void* big = heap->allocate(4 * page, page, kind::large, use, true, nullptr, &wait_own);
+    if (own) {
+      EXPECT_EQ(big, nullptr);
+      EXPECT_TRUE(wait_own);
+      EXPECT_EQ(heap->stats().remap_waits, 1u);
+      EXPECT_EQ(heap->stats().mapped_bytes, 9 * page) << "nothing mapped or unmapped before the wait";
+      s_done.store(1);  // s's epoch completed: the caller's wait returned
+      wait_own = false;
+      big = heap->allocate(4 * page, page, kind::large, use, true, nullptr, &wait_own);
+    }
+    ASSERT_NE(big, nullptr) << own;
+    EXPECT_FALSE(wait_own) << own;
+    const heap_stats st = heap->stats();
+    // s: the holes' 4 pages moved to the top; t: it may not wait for s, so it grows.
+    EXPECT_EQ(st.mapped_bytes, (own ? 9 : 13) * page) << own;
+    EXPECT_EQ(st.remap_waits, own ? 1u : 0u);
+    EXPECT_EQ(device_->mapped_bytes(), st.mapped_bytes);
+    device_->fill({}, big, 4 * page, 9);
+    device_->verify({}, big, 4 * page, 9);
+    EXPECT_EQ(device_->verification_report().mismatched_ranges, 0u);
+    for (void* q : {big, p[1], p[3], p[4]}) EXPECT_EQ(heap->free(q, kind::large, {}), segment_heap::free_result::freed);
+    s_done.store(1);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SegmentHeap, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "virtual_memory" : "chunks"; });
 

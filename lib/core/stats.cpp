@@ -51,6 +51,7 @@ json to_json_value(const pool_stats& s) {
   heap["maps"] = h.maps;
   heap["unmaps"] = h.unmaps;
   heap["unmapped_bytes"] = h.unmapped_bytes;
+  heap["remap_waits"] = h.remap_waits;
   heap["peak_used_bytes"] = h.peak_used_bytes;
   o["heap"] = std::move(heap);
   json classes = json::array();

@@ -43,6 +43,7 @@ struct heap_stats {
   std::uint64_t maps = 0;          // map / chunk calls to the backend
   std::uint64_t unmaps = 0;        // unmap / chunk frees (= pool_stats::trims)
   std::uint64_t unmapped_bytes = 0;  // given back by unmap / chunk frees, in all
+  std::uint64_t remap_waits = 0;     // growths that waited for their stream's epochs to remap (remap_ratio)
   std::size_t peak_used_bytes = 0;   // slabs + large at their highest
 };
 
