@@ -24,6 +24,7 @@ set(cases
   "--inject=bogus"
   "--tls-transfer=bogus"
   "--first-slab-bytes=100"
+  "--remap-ratio=0.5"
   "--no-such-option"
   "--allocator=no_such_allocator"
   "--allocator=cub,--backend=sim"

@@ -192,6 +192,9 @@ void validate_peer(const stress_config& c) {
 }  // namespace
 
 void validate(const stress_config& c) {
+  if (!(c.remap_ratio == 0.0 || c.remap_ratio >= 1.0)) {
+    throw config_error("--remap-ratio: 0 (off) or >= 1, got " + std::to_string(c.remap_ratio));
+  }
   if (c.first_slab_bytes % (std::size_t{64} << 10) != 0) {
     throw config_error("--first-slab-bytes: a multiple of 64 KiB (or 0 for the default), got " +
                        std::to_string(c.first_slab_bytes));

@@ -98,6 +98,8 @@ struct stress_config {
   pool_options::transfer_layer tls_transfer = pool_options::transfer_layer::concurrent_queue;
   // pool_options::first_slab_bytes; 0: the pool's default (--first-slab-bytes).
   std::size_t first_slab_bytes = 0;
+  // pool_options::remap_ratio (--remap-ratio): 0, the pool's default, never remaps.
+  double remap_ratio = 0.0;
   bool progress = true;  // a progress line about every second (--quiet turns it off)
 
   // Not on the command line.

@@ -88,6 +88,10 @@ int main(int argc, char** argv) {
   std::size_t first_slab_bytes = 0;
   app.add_option("--first-slab-bytes", first_slab_bytes, "pool_options::first_slab_bytes (0: the default, 64 KiB)")
       ->capture_default_str();
+  double remap_ratio = 0.0;
+  app.add_option("--remap-ratio", remap_ratio,
+                 "pool_options::remap_ratio: 0 (off) or >= 1; with --sizes=mixed the large requests move pages")
+      ->capture_default_str();
   app.add_flag("--quiet", quiet, "no progress lines (the header and the summary are still printed)");
 
   stress_config config;
@@ -111,6 +115,7 @@ int main(int argc, char** argv) {
     config.inject = parse_fault(inject);
     config.tls_transfer = parse_transfer_layer(tls_transfer);
     config.first_slab_bytes = first_slab_bytes;
+    config.remap_ratio = remap_ratio;
     config.progress = !quiet;
     validate(config);
   } catch (const CLI::ParseError& e) {

@@ -150,6 +150,7 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
     options.invalid_free_context = &violations;
     options.tls_transfer = config.tls_transfer;
     if (config.first_slab_bytes != 0) options.first_slab_bytes = config.first_slab_bytes;
+    options.remap_ratio = config.remap_ratio;
     std::unique_ptr<any_pool> pool = make_pool(config.variant, device, options);
     if (config.inject == fault::early_reuse) {
       pool = std::make_unique<early_reuse_pool>(std::move(pool));
