@@ -60,15 +60,15 @@ namespace {
 // Device indices PyTorch can pass (c10::DeviceIndex is an int8_t).
 constexpr int max_devices = 128;
 // The plug-in's defaults put memory first, as a user tight on memory picks PyTorch's
-// expandable_segments:True (docs/pytorch.md): the tls variant (the per-stream partitions of `stream`
-// keep their ranges pending on their stream, which remap cannot move), size classes up to 64 KiB
-// (larger requests are best-fit heap extents), remap_ratio 1.01. H200 runs of workloads.py
-// (docs/results/2026-12-02-h200-s7 and -s8): 6-22 MiB less device memory than PyTorch with
-// expandable segments after each of the four workloads (8-60 MiB more with the library's
-// defaults); lm_train's step time, alternating with PyTorch's allocator over six rounds, median
-// 1.007x (0.968-1.072).
+// expandable_segments:True (docs/pytorch.md), without costing step time: the tls variant, size
+// classes up to 64 KiB (larger requests are best-fit heap extents), no remap. H200, lm_train alone,
+// three rounds of processes (docs/results/2026-12-02-h200-s12, call a): 2836-2866 MiB over the
+// baseline against expandable segments' 2840, step time 0.99x PyTorch's allocator. With
+// CUDAPOOL_REMAP_RATIO=1.01 (remap, which waits for its own stream's pending ranges) every
+// process held less than expandable segments (2776-2808 MiB) at 1.15-1.23x the step time: the
+// heap moved some 200 free ranges' pages over 40 steps.
 constexpr std::string_view default_variant = "tls";
-constexpr double default_remap_ratio = 1.01;
+constexpr double default_remap_ratio = 0.0;
 constexpr std::size_t default_max_class_bytes = std::size_t{64} << 10;
 
 enum class backend_kind { cuda, sim };

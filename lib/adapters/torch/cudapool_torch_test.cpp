@@ -125,14 +125,14 @@ TEST_P(torch_abi, threads_racing_to_create_pools) {
 INSTANTIATE_TEST_SUITE_P(variants, torch_abi, ::testing::ValuesIn(cudapool::available_variants()),
                          [](const auto& info) { return info.param; });
 
-// The plug-in's defaults put memory first: tls, classes up to 64 KiB, remap_ratio 1.01.
-TEST(torch_abi_default, defaults_are_tls_with_64k_classes_and_remap) {
+// The plug-in's defaults: tls, classes up to 64 KiB, no remap (CUDAPOOL_REMAP_RATIO turns it on).
+TEST(torch_abi_default, defaults_are_tls_with_64k_classes_without_remap) {
   const std::string stats = temp_path("default.json");
   const child_result r = run_child("zero", {{"CUDAPOOL_VARIANT", ""}, {"CUDAPOOL_STATS", stats}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const std::string json = read_file(stats);
   EXPECT_NE(json.find("\"variant\":\"tls\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"remap_ratio\":1.01"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"remap_ratio\":0.0"), std::string::npos) << json;
   EXPECT_EQ(numbers(json, "max_class_bytes"), (std::vector<std::uint64_t>{64 << 10})) << json;
   EXPECT_EQ(per_device(json, "allocs"), (std::vector<std::uint64_t>{0})) << "size 0 is no allocation: " << json;
   std::remove(stats.c_str());
@@ -204,15 +204,15 @@ TEST(torch_abi_default, max_class_bytes_sets_the_largest_class_and_a_bad_one_abo
   ASSERT_FALSE(classes.empty());
   EXPECT_EQ(*std::max_element(classes.begin(), classes.end()), 64u << 10);
   std::remove(stats.c_str());
-  // And back to the library's 1 MiB, with remap off.
-  const child_result lib = run_child("sizes", {{"CUDAPOOL_MAX_CLASS_BYTES", "1m"}, {"CUDAPOOL_REMAP_RATIO", "0"},
+  // And back to the library's 1 MiB, with remap on (off is the default).
+  const child_result lib = run_child("sizes", {{"CUDAPOOL_MAX_CLASS_BYTES", "1m"}, {"CUDAPOOL_REMAP_RATIO", "1.01"},
                                                {"CUDAPOOL_STATS", stats}});
   ASSERT_EQ(lib.exit_code, 0) << lib.stderr_text;
   const std::string json = read_file(stats);
   const std::vector<std::uint64_t> lib_classes = numbers(json, "block_bytes");
   ASSERT_FALSE(lib_classes.empty());
   EXPECT_EQ(*std::max_element(lib_classes.begin(), lib_classes.end()), 1u << 20);
-  EXPECT_NE(json.find("\"remap_ratio\":0.0"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"remap_ratio\":1.01"), std::string::npos) << json;
   std::remove(stats.c_str());
   const child_result bad = run_child("zero", {{"CUDAPOOL_MAX_CLASS_BYTES", "3k"}});
   EXPECT_EQ(bad.signal, SIGABRT) << bad.stderr_text;
