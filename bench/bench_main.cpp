@@ -102,9 +102,10 @@ std::vector<allocator_config> allocators(bool with_peers) {
   // requests are best-fit extents of the heap, not blocks of 4 classes per doubling in slabs of
   // their own) and remap_ratio 1.01; on the sim's deterministic replay of the recorded traces
   // (immediate frees) they take lm_train from 1.041x its live peak to 1.010x. The PyTorch plug-in's
-  // defaults; on the H200's stream-ordered replay of transformer_lm_train, with no device work
-  // between steps, the remap moves pages back and forth (2 us per operation,
-  // docs/results/2026-12-02-h200-s7).
+  // memory-first setting (CUDAPOOL_REMAP_RATIO=1.01); on the H200's stream-ordered replays, with no
+  // device work between steps, the remap (which waits for its own stream since s12) moves pages
+  // back and forth: 1.011-1.055x the live peak on every trace at 0.5-7.9 us per operation
+  // (docs/results/2026-12-02-h200-s12).
   cudapool::pool_options tight;
   tight.max_class_bytes = std::size_t{64} << 10;
   tight.remap_ratio = 1.01;

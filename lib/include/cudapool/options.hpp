@@ -49,8 +49,11 @@ struct pool_options {
   // Virtual memory only. When a request fits no free range and mapping pages for it would make the
   // mapped bytes exceed remap_ratio x the bytes in use, the heap first unmaps as many whole free
   // pages elsewhere (holes too small for the request), so fragmentation does not raise the memory
-  // held. 0 (the default): never. Each moved page costs an unmap and a map (tens of microseconds on
-  // the H200); docs/results.md has the memory and time it trades.
+  // held; where more pages could move once the allocating stream's own pending frees complete, it
+  // waits for that stream first (never for another). 0 (the default): never. Each moved page costs
+  // an unmap and a map (tens of microseconds on the H200): 1.01 held less than PyTorch's
+  // expandable segments in every PyTorch workload at 1.16-1.19x lm_train's step time
+  // (docs/results/2026-12-02-h200-s12).
   double remap_ratio = 0.0;
 
   // Bytes mapped at construction (rounded up to whole slabs); trim keeps them. With allow_growth =
