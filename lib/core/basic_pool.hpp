@@ -501,8 +501,8 @@ class basic_pool final : private core::free_list_sink {
   // (pool_core::close_epochs_for_large: first those that freed the request's bytes, then the
   // others) and look for completed ones (no wait); then poll the pending epochs
   // (pool_core::poll_before_growth) while ranges are pending; only then new memory (where that
-  // would remap pages pending behind s's own epochs, after waiting for them); else wait for every pending free, trim (which gives wholly free slabs to the heap), and try
-  // once more. Free slabs are not taken on every miss: taking a variant's lists drains its caches
+  // would remap pages pending behind s's own epochs, after waiting for them); else wait for every
+  // pending free, trim (which gives wholly free slabs to the heap), and try once more. Free slabs are not taken on every miss: taking a variant's lists drains its caches
   // (tls) or waits for streams (stream).
   [[gnu::noinline]] void* allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s) {
     const void* behind = nullptr;
