@@ -2,9 +2,9 @@
 # GPU call e of 2026-12-02 s12: call c's side-by-side soaks again (the four variants at once, 64
 # threads x 16 streams, --sizes=mixed --remap-ratio=1.01, 120 s), to see whether tls's unfinished run
 # comes back; any process still alive 40 s after its end gets every thread's stack (gdb, else /proc)
-# and is killed.
+# and is killed. Call f ran it again as CALL=f (results in f/).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-o=$OUT/e; mkdir -p $o; start=$(date +%s); export LD_LIBRARY_PATH=$PWD/.bundle/lib
+c=${CALL:-e}; o=$OUT/$c; mkdir -p $o; start=$(date +%s); export LD_LIBRARY_PATH=$PWD/.bundle/lib
 el() { echo "$* $(( $(date +%s)-start ))s" | tee -a $o/times.txt; }
 declare -A pids
 for v in mutex lockfree tls stream; do
@@ -24,4 +24,4 @@ for v in mutex lockfree tls stream; do
 done
 wait
 for v in mutex lockfree tls stream; do echo "$v: $(grep -E '^  (result|violations|ops/s)' $o/stress_remap_$v.log | tr -s ' ' | tr '\n' ' ')"; done | tee -a $o/times.txt
-tar czf $OUT/e.tgz -C $OUT e; el done
+tar czf $OUT/$c.tgz -C $OUT $c; el done
