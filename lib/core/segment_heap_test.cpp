@@ -465,6 +465,26 @@ TEST_P(SegmentHeap, AnAlignedHoleOfExactlyTheSizeIsReused) {
   for (void* p : {a, b, c}) heap->free(p, kind::slab, {});
 }
 
+// Best fit among equal holes takes the lowest address, not the latest freed (the head of the bin's
+// list): two holes of 2 pages between used extents, the higher one freed last; a request a little
+// smaller takes the lower one, and the next one the higher. (A hole of exactly the request ends the
+// search where it is found.)
+TEST_P(SegmentHeap, EqualHolesGoLowestAddressFirst) {
+  auto heap = make();
+  std::vector<void*> p;
+  for (int i = 0; i < 5; ++i) p.push_back(heap->allocate(2 * page, page, kind::large, {}, true));
+  // (Chunks lie where the backend put them: p[3] may be below p[1].)
+  void* lo = addr(p[1]) < addr(p[3]) ? p[1] : p[3];
+  void* hi = lo == p[1] ? p[3] : p[1];
+  ASSERT_EQ(heap->free(lo, kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(hi, kind::large, {}), segment_heap::free_result::freed);
+  void* first = heap->allocate(2 * page - 4 * kib, 256, kind::large, {}, true);
+  void* second = heap->allocate(2 * page - 4 * kib, 256, kind::large, {}, true);
+  EXPECT_EQ(first, lo);
+  EXPECT_EQ(second, hi);
+  for (void* q : {p[0], p[2], p[4], first, second}) EXPECT_EQ(heap->free(q, kind::large, {}), segment_heap::free_result::freed);
+}
+
 // remap_ratio: a request that fits no hole takes pages from the holes instead of growing the
 // mapped bytes. Without it, the same pattern maps more.
 TEST_P(SegmentHeap, RemapRatioMovesFreePagesInsteadOfGrowing) {
