@@ -113,27 +113,45 @@ TEST(TlsPool, ProducersAndConsumers) {
   EXPECT_EQ(cached(st), 0u);
 }
 
+// A thread that allocates 8 blocks of 1 MiB, frees them (into its cache, and the transfer layer
+// beyond the cache's capacity), then stays alive and idle until destroyed.
+class idle_thread {
+ public:
+  explicit idle_thread(tls_pool& pool)
+      : thread_([this, &pool] {
+          std::vector<void*> ps;
+          for (int i = 0; i < 8; ++i) ps.push_back(pool.allocate(1 << 20));
+          for (void* p : ps) pool.deallocate(p);
+          filled_ = true;
+          while (!done_) std::this_thread::yield();
+        }) {
+    while (!filled_) std::this_thread::yield();
+  }
+  idle_thread(const idle_thread&) = delete;
+  idle_thread& operator=(const idle_thread&) = delete;
+  ~idle_thread() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::atomic<bool> filled_{false};
+  std::thread thread_;  // last: started once the flags exist
+};
+
 TEST(TlsPool, IdleCachesAreDrainedBeforeThePoolGrows) {
   pool_options o;
   o.fixed_block_bytes = 1 << 20;  // 2 blocks per slab
   o.byte_limit = 8 << 20;         // 8 blocks in all
   tls_pool pool(sim(), o);
-  std::atomic<bool> done{false};
-  std::atomic<bool> filled{false};
-  std::thread idle([&] {
-    std::vector<void*> ps;
-    for (int i = 0; i < 8; ++i) ps.push_back(pool.allocate(1 << 20));
-    for (void* p : ps) pool.deallocate(p);  // all 8 now sit in this thread's cache
-    filled = true;
-    while (!done) std::this_thread::yield();  // stays alive, idle
-  });
-  while (!filled) std::this_thread::yield();
-  EXPECT_GT(cached(pool.stats()), 0u);
-  std::vector<void*> mine;
-  for (int i = 0; i < 8; ++i) mine.push_back(pool.allocate(1 << 20));  // needs the idle thread's blocks
-  for (void* p : mine) pool.deallocate(p);
-  done = true;
-  idle.join();
+  {
+    const idle_thread idle(pool);  // all 8 now sit in its cache
+    EXPECT_GT(cached(pool.stats()), 0u);
+    std::vector<void*> mine;
+    for (int i = 0; i < 8; ++i) mine.push_back(pool.allocate(1 << 20));  // needs the idle thread's blocks
+    for (void* p : mine) pool.deallocate(p);
+  }
   EXPECT_EQ(pool.stats().reserved_bytes, std::size_t{8} << 20);
 }
 
@@ -145,16 +163,7 @@ TEST(TlsPool, IdleCachesAreDrainedBeforeGrowthWithoutALimit) {
   pool_options o;
   o.fixed_block_bytes = 1 << 20;  // 2 blocks per slab
   tls_pool pool(sim(), o);
-  std::atomic<bool> done{false};
-  std::atomic<bool> filled{false};
-  std::thread idle([&] {
-    std::vector<void*> ps;
-    for (int i = 0; i < 8; ++i) ps.push_back(pool.allocate(1 << 20));
-    for (void* p : ps) pool.deallocate(p);  // into this thread's cache (and the transfer layer)
-    filled = true;
-    while (!done) std::this_thread::yield();  // stays alive, idle
-  });
-  while (!filled) std::this_thread::yield();
+  const idle_thread idle(pool);
   ASSERT_GE(cached(pool.stats()), 4u);  // more than one slab's worth: without the drain the pool grows twice
   std::vector<void*> mine;
   for (int i = 0; i < 8; ++i) {
@@ -164,8 +173,6 @@ TEST(TlsPool, IdleCachesAreDrainedBeforeGrowthWithoutALimit) {
   EXPECT_EQ(cached(pool.stats()), 0u);  // nothing left in the idle cache (main frees nothing yet)
   EXPECT_LE(pool.stats().reserved_bytes, std::size_t{10} << 20);  // at most the first miss's slab
   for (void* p : mine) pool.deallocate(p);
-  done = true;
-  idle.join();
 }
 
 TEST(TlsPool, TheCacheBudgetBoundsWhatCachesHold) {
