@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include <cudapool/errors.hpp>
 
@@ -170,9 +171,7 @@ std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, s
       // the default classes' 1.041 -> 1.037, cnn_varbatch 1.034 -> 1.030 (the bin lists' order
       // before, the latest freed first). A hole of exactly the request still ends the search
       // where it is found (below): exact fits are common, and the list may be long.
-      const bool tie = h == best_hole && e.bytes == (best == none ? 0 : extents_[best].bytes);
-      if (best == none || h < best_hole || (h == best_hole && e.bytes < extents_[best].bytes) ||
-          (tie && e.base < extents_[best].base)) {
+      if (best == none || std::tuple(h, e.bytes, e.base) < std::tuple(best_hole, extents_[best].bytes, extents_[best].base)) {
         best = id;
         best_hole = h;
         if (h == bytes) break;  // a hole of exactly the request: nothing fits in less
