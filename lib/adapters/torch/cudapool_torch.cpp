@@ -80,6 +80,7 @@ struct settings {
   std::size_t byte_limit = 0;  // per device pool; 0 = unlimited
   double remap_ratio = default_remap_ratio;               // pool_options::remap_ratio
   std::size_t max_class_bytes = default_max_class_bytes;  // pool_options::max_class_bytes
+  std::size_t tls_cache_bytes = cudapool::pool_options{}.cache_budget_bytes;  // pool_options::cache_budget_bytes
 };
 
 void report(const std::string& message) noexcept {
@@ -148,6 +149,9 @@ settings read_settings() {
       fatal(std::string("CUDAPOOL_MAX_CLASS_BYTES='") + m + "' is not a power of two from 256 to 512m");
     }
   }
+  if (const char* c = std::getenv("CUDAPOOL_TLS_CACHE_BYTES"); c != nullptr && c[0] != '\0') {
+    s.tls_cache_bytes = parse_bytes("CUDAPOOL_TLS_CACHE_BYTES", c);
+  }
   if (const char* r = std::getenv("CUDAPOOL_REMAP_RATIO"); r != nullptr && r[0] != '\0') {
     char* end = nullptr;
     errno = 0;
@@ -202,6 +206,7 @@ std::string stats_document(const registry& r, const settings& s) {
   doc["byte_limit"] = byte_limit(r, s);
   doc["remap_ratio"] = s.remap_ratio;
   doc["max_class_bytes"] = s.max_class_bytes;
+  doc["tls_cache_bytes"] = s.tls_cache_bytes;
   doc["failed_allocations"] = r.failed_allocations.load(std::memory_order_relaxed);
   cudapool::detail::json devices = cudapool::detail::json::array();
   for (int d = 0; d < max_devices; ++d) {
@@ -248,6 +253,7 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   options.byte_limit = limit;
   options.remap_ratio = s.remap_ratio;
   options.max_class_bytes = s.max_class_bytes;
+  options.cache_budget_bytes = s.tls_cache_bytes;
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
 

@@ -220,6 +220,28 @@ TEST(torch_abi_default, max_class_bytes_sets_the_largest_class_and_a_bad_one_abo
       << bad.stderr_text;
 }
 
+// CUDAPOOL_TLS_CACHE_BYTES sets what the tls variant's thread caches may hold together; the stats
+// file records it (default: the library's 256 MiB).
+TEST(torch_abi_default, tls_cache_bytes_is_read_recorded_and_a_bad_one_aborts) {
+  const std::string stats = temp_path("tls_cache.json");
+  const child_result def = run_child("sizes", {{"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(def.exit_code, 0) << def.stderr_text;
+  EXPECT_EQ(numbers(read_file(stats), "tls_cache_bytes"), (std::vector<std::uint64_t>{256u << 20}));
+  const child_result set = run_child("threads", {{"CUDAPOOL_TLS_CACHE_BYTES", "4m"}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(set.exit_code, 0) << set.stderr_text;
+  const std::string json = read_file(stats);
+  EXPECT_EQ(numbers(json, "tls_cache_bytes"), (std::vector<std::uint64_t>{4u << 20})) << json;
+  EXPECT_EQ(per_device(json, "in_use_bytes"), (std::vector<std::uint64_t>{0, 0})) << json;
+  const child_result none = run_child("threads", {{"CUDAPOOL_TLS_CACHE_BYTES", "0"}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(none.exit_code, 0) << none.stderr_text;
+  EXPECT_EQ(per_device(read_file(stats), "allocs"), (std::vector<std::uint64_t>{8000, 8000}));
+  std::remove(stats.c_str());
+  const child_result bad = run_child("zero", {{"CUDAPOOL_TLS_CACHE_BYTES", "lots"}});
+  EXPECT_EQ(bad.signal, SIGABRT) << bad.stderr_text;
+  EXPECT_NE(bad.stderr_text.find("CUDAPOOL_TLS_CACHE_BYTES='lots' is not a byte count"), std::string::npos)
+      << bad.stderr_text;
+}
+
 // Only the two entry points are exported (the static cudapool, TBB-using and cudart code is not).
 TEST(torch_abi_default, exports_only_the_c_abi) {
   const std::string command = std::string("nm -D --defined-only ") + CUDAPOOL_TORCH_LIBRARY + " 2>/dev/null";
