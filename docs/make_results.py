@@ -542,8 +542,12 @@ def section_spread(pg):
     runs = d["runs"]
     pg.add("The same single-thread benchmarks in fresh processes: `free`, placed by the OS; `per CPU`, one "
            "process pinned (taskset) to each CPU of the host in turn; `pinned`, every process on one CPU. "
-           "Each process's figure is the median of 3 repetitions (ns per alloc+free pair; `limit/stack` has "
-           "no pool). Issue 15's target: five fresh processes within 10% of each other.", "")
+           f"Each process's figure is the median of {d.get('repetitions', 3)} repetitions"
+           f"{' run in random order' if d.get('interleaved') else ''} (ns per alloc+free pair; `limit/stack` has "
+           "no pool). `r with limit/stack`: the correlation over all processes of the benchmark's medians with "
+           "`limit/stack`'s in the same process (near 1: the process's speed is the host's, not the pool's). "
+           "Issue 15's target: five fresh processes within 10% of each other.", "")
+    stack = next((n for r in runs for n in r["ns"] if n.startswith("limit/stack")), None)
     names = sorted({n for r in runs for n in r["ns"]}, key=lambda n: (n.startswith("limit"), n))
     rows = []
     for n in names:
@@ -560,9 +564,22 @@ def section_spread(pg):
             row.append("-")
         pinned_cpu = next((r["cpu"] for r in runs if r["tag"].startswith("pinned_")), None)
         row.append("-" if pinned_cpu is None else str(pinned_cpu))
+        pairs = [(r["ns"][n], r["ns"][stack]) for r in runs if stack and n != stack and n in r["ns"] and stack in r["ns"]]
+        row.append(fmt(correlation(pairs)) if len(pairs) >= 3 else "-")
         rows.append(row)
     pg.add(*table(["benchmark", "free: min-max ns (max/min, processes)", "per CPU", "pinned",
-                   "CPUs >10% above the fastest", "pinned CPU"], rows))
+                   "CPUs >10% above the fastest", "pinned CPU", "r with limit/stack"], rows))
+
+
+def correlation(pairs):
+    """Pearson's r of (x, y) pairs; None where either side does not vary."""
+    n = len(pairs)
+    mx = sum(x for x, _ in pairs) / n
+    my = sum(y for _, y in pairs) / n
+    sxy = sum((x - mx) * (y - my) for x, y in pairs)
+    sxx = sum((x - mx) ** 2 for x, _ in pairs)
+    syy = sum((y - my) ** 2 for _, y in pairs)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else None
 
 
 def mib(b):
