@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -573,13 +574,10 @@ def section_spread(pg):
 
 def correlation(pairs):
     """Pearson's r of (x, y) pairs; None where either side does not vary."""
-    n = len(pairs)
-    mx = sum(x for x, _ in pairs) / n
-    my = sum(y for _, y in pairs) / n
-    sxy = sum((x - mx) * (y - my) for x, y in pairs)
-    sxx = sum((x - mx) ** 2 for x, _ in pairs)
-    syy = sum((y - my) ** 2 for _, y in pairs)
-    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else None
+    try:
+        return statistics.correlation(*zip(*pairs))
+    except statistics.StatisticsError:
+        return None
 
 
 def mib(b):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarises call a's single-thread spread check (a/il/): per process and benchmark the median and
-the minimum of its repetitions (run in random order), then across processes max/min of each.
+the minimum of its repetitions (run in random order), then across processes max/min of each, and
+the correlation over all processes of each pool's medians with limit/stack's.
 Usage: summarize_il.py a/il > a/il_summary.txt"""
 import glob, json, os, statistics, sys
 
@@ -29,3 +30,11 @@ for kind in ("cpu", "free"):
         if med:
             print(f"{kind:5s} {n:18s} n={len(med):2d} medians {min(med):7.2f}-{max(med):7.2f} (max/min {max(med)/min(med):.3f}); "
                   f"minima {min(mn):7.2f}-{max(mn):7.2f} (max/min {max(mn)/min(mn):.3f})")
+
+print()
+stack = "limit/stack"
+for n in names:
+    if n == stack:
+        continue
+    pairs = [(statistics.median(r[n]), statistics.median(r[stack])) for r in procs.values() if n in r and stack in r]
+    print(f"r({n}, {stack}) over {len(pairs)} processes' medians: {statistics.correlation(*zip(*pairs)):.2f}")
