@@ -187,9 +187,11 @@ TEST(TlsPool, TheCacheBudgetBoundsWhatCachesHold) {
 }
 
 // With no thread caches every free goes to the transfer layer (the moodycamel queue by default) and
-// every allocation takes from it, so the queue's blocks fill, drain and are reused all the time:
-// nothing may be lost or handed out twice. Under TSan this is where the queue's own reports come
-// from (variants/tls/tsan.supp, which the tsan preset passes).
+// every allocation takes from it, so the queue's blocks fill, drain and are reused all the time.
+// Checked: no block twice among a thread's 8 live ones, and allocations and frees balance (handing
+// out across threads is stress's to check, with no lock here that would order the threads for TSan).
+// Under TSan this is where the queue's own reports come from (variants/tls/tsan.supp, which the
+// tsan preset passes).
 TEST(TlsPool, TransferQueueChurnWithoutCachesLosesNothing) {
   pool_options o;
   o.cache_budget_bytes = 0;
