@@ -46,6 +46,7 @@ const pool_options& validated(const pool_options& o) {
          std::to_string(o.first_slab_bytes));
   }
   if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
+  if (o.epoch_batch > (mark_count_mask >> 1)) fail("epoch_batch must be < 2^23");
   if (o.poll_before_growth.count() < 0) fail("poll_before_growth must be >= 0");
   if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
   if (!(o.remap_ratio == 0.0 || o.remap_ratio >= 1.0)) {
@@ -121,9 +122,10 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     return;
   }
   stream_tag tag;
+  stream_state* marked = nullptr;
   if (stream != nullptr) {
     try {
-      tag = mark_stream_free(*stream);
+      tag = mark_stream_free(*stream, &marked);
     } catch (const std::exception& e) {
       // No epoch to wait behind (out of host memory, or the event failed): wait for the stream.
       std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed (%s); synchronizing the stream\n",
@@ -142,7 +144,7 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     if (result != segment_heap::free_result::freed) {
       unmark_stream_free(*stream, tag);
     } else if (heap_.several_streams()) {
-      note_mark_bytes(*stream, tag, requested);
+      note_mark_bytes(*stream, *marked, tag, requested);
     }
   }
   switch (result) {
@@ -322,13 +324,12 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   try {
-    stream_state& se = shard.streams[s.native()];
-    se.stream = s;
+    stream_state& se = state_locked(shard, s);
     se.open.push_back(b);
     const size_class c = blocks_[b].size_class();
     se.open_classes.set(c);
     ++shard.pending_blocks[c];
-    if (se.open.size() + se.open_marks >= options_.epoch_batch) close_locked(shard, se, close_reason::full);
+    if (se.open.size() + open_marks(se) >= options_.epoch_batch) close_locked(shard, se, close_reason::full);
   } catch (const std::exception& e) {
     // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
     // this pool, reported here); a later close retries the event.
@@ -336,17 +337,63 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
   }
 }
 
-stream_tag pool_core::mark_stream_free(stream_ref s) {
+namespace {
+// The stream states a thread marked in last, by pool and stream handle: a mark needs neither the
+// map nor its lock. Direct-mapped, as stream_admission's cache. A state is a map node that is
+// never erased, so an entry stays valid while its pool lives; pool ids are never reused.
+struct state_cache_entry {  // zero-initialised: pool ids start at 1
+  std::uint64_t pool;
+  void* native;
+  void* state;
+};
+constexpr std::size_t state_cache_entries = 8;
+thread_local state_cache_entry state_cache[state_cache_entries];
+std::size_t state_cache_slot(stream_ref s) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(s.native()) >> 4) % state_cache_entries;
+}
+std::atomic<std::uint64_t> next_pool_id{1};
+}  // namespace
+
+std::uint64_t pool_core::new_id() noexcept { return next_pool_id.fetch_add(1, std::memory_order_relaxed); }
+
+pool_core::stream_state& pool_core::state_of(stream_ref s) {
+  state_cache_entry& c = state_cache[state_cache_slot(s)];
+  if (c.pool == id_ && c.native == s.native()) [[likely]] return *static_cast<stream_state*>(c.state);
+  epoch_shard& shard = shard_of(s);
+  stream_state* se = nullptr;
+  {
+    std::lock_guard lock(shard.mutex);
+    se = &state_locked(shard, s);
+  }
+  c = {id_, s.native(), se};
+  return *se;
+}
+
+pool_core::stream_state& pool_core::state_locked(epoch_shard& shard, stream_ref s) {
+  stream_state& se = shard.streams[s.native()];
+  if (se.stream.native() == nullptr) {  // new: the shard now has a stream to look at
+    se.stream = s;
+    shard.has_streams.store(true, std::memory_order_relaxed);
+  }
+  return se;
+}
+
+// Without a lock unless the epoch is full or being closed (epoch_protocol.hpp's try_mark). With a
+// lock per mark it was one of the three or four lock pairs of a stream-ordered large free and its
+// reuse.
+stream_tag pool_core::mark_stream_free(stream_ref s, stream_state** state) {
+  stream_state& se = state_of(s);
+  *state = &se;
+  std::size_t count = 0;
+  std::uint64_t seq = try_mark(se, &count);
+  if (seq != 0 && count < options_.epoch_batch) [[likely]] return stream_tag{&se.completed, seq, s.native(), true};
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  stream_state& se = shard.streams[s.native()];
-  se.stream = s;
-  ++se.open_marks;
-  const stream_tag tag{&se.completed, se.open_seq, s.native(), true};
-  if (se.open.size() + se.open_marks >= options_.epoch_batch) {
+  if (seq == 0) seq = mark_locked(se, &count);  // after the close that was under way
+  if (se.open_seq == seq && se.open.size() + open_marks(se) >= options_.epoch_batch) {
     close_or_report(shard, se, close_reason::full);  // on failure the mark stays in the open epoch
   }
-  return tag;
+  return stream_tag{&se.completed, seq, s.native(), true};
 }
 
 void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept {
@@ -354,14 +401,14 @@ void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept
   std::lock_guard lock(shard.mutex);
   const auto it = shard.streams.find(s.native());
   // Once its epoch is closed the mark costs one event that covers nothing; it changes no block.
-  if (it != shard.streams.end() && it->second.open_seq == tag.epoch && it->second.open_marks > 0) --it->second.open_marks;
+  if (it != shard.streams.end()) unmark(it->second, tag.epoch);
 }
 
 void pool_core::close_ranges_of(stream_ref s, close_reason why) noexcept {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   const auto it = shard.streams.find(s.native());
-  if (it == shard.streams.end() || it->second.open_marks == 0) return;
+  if (it == shard.streams.end() || open_marks(it->second) == 0) return;
   close_or_report(shard, it->second, why);
 }
 
@@ -375,14 +422,15 @@ void pool_core::close_epoch_behind(stream_ref s) noexcept { close_ranges_of(s, c
 // closing finds the new event not yet complete: the heap grew while the ranges waited.
 constexpr std::size_t mark_close_share = 16;
 
-void pool_core::note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t bytes) noexcept {
+void pool_core::note_mark_bytes(stream_ref s, stream_state& se, const stream_tag& tag, std::size_t bytes) noexcept {
+  // Without the lock below the share: it was one of the four lock pairs of a stream-ordered large
+  // free and its reuse (replay of mlp_4stream).
+  const std::size_t now = se.open_mark_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (now < heap_.mapped_bytes() / mark_close_share) return;
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  const auto it = shard.streams.find(s.native());
-  if (it == shard.streams.end() || it->second.open_seq != tag.epoch) return;  // closed meanwhile
-  stream_state& se = it->second;
-  se.open_mark_bytes += bytes;
-  if (se.open_mark_bytes < heap_.mapped_bytes() / mark_close_share) return;
+  if (se.open_seq != tag.epoch) return;  // closed meanwhile
+  if (se.open_mark_bytes.load(std::memory_order_relaxed) < heap_.mapped_bytes() / mark_close_share) return;
   close_or_report(shard, se, close_reason::bytes);
 }
 
@@ -397,7 +445,7 @@ void pool_core::close_or_report(epoch_shard& shard, stream_state& se, close_reas
 void pool_core::close_locked(epoch_shard& shard, stream_state& se, close_reason why) {
   if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
   se.open_classes.reset();
-  ++shard.closed;
+  add_closed(shard, 1);
   closed_epochs_.fetch_add(1, std::memory_order_relaxed);
   epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
 }
@@ -408,14 +456,13 @@ bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
   std::lock_guard lock(shard.mutex);
   stream_state* found = nullptr;
   try {  // everything that allocates, before any block changes
-    found = &shard.streams[s.native()];
+    found = &state_locked(shard, s);
     found->open.reserve(found->open.size() + chain.count);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: deferring %zu blocks failed: %s\n", chain.count, e.what());
     return false;
   }
   stream_state& se = *found;
-  se.stream = s;
   block_index b = chain.head;
   for (std::size_t i = 0; i < chain.count; ++i) {
     block_entry& e = blocks_[b];
@@ -457,12 +504,13 @@ std::size_t pool_core::close_epochs_if(Predicate&& close) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
+    if (!shard.has_streams.load(std::memory_order_relaxed)) continue;  // no lock to take
     std::lock_guard lock(shard.mutex);
     for (auto& [key, se] : shard.streams) {
       if (!close(key, se)) continue;
-      const std::size_t before = shard.closed;
+      const std::size_t before = shard.closed.load(std::memory_order_relaxed);
       close_locked(shard, se, close_reason::slow_path);
-      n += shard.closed - before;
+      n += shard.closed.load(std::memory_order_relaxed) - before;
     }
   }
   return n;
@@ -510,12 +558,12 @@ void pool_core::close_open_epochs() {
 }
 
 std::size_t pool_core::close_epochs_for(size_class c) {
-  return close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || se.open_marks > 0; });
+  return close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || open_marks(se) > 0; });
 }
 
 std::size_t pool_core::close_epochs_for_large(stream_ref s, std::size_t least_bytes) {
   return close_epochs_if([s, least_bytes](const void* key, const stream_state& se) {
-    return se.open_marks > 0 && key != s.native() && se.open_mark_bytes >= least_bytes;
+    return open_marks(se) > 0 && key != s.native() && se.open_mark_bytes.load(std::memory_order_relaxed) >= least_bytes;
   });
 }
 
@@ -524,7 +572,7 @@ std::size_t pool_core::close_epochs_for_large(stream_ref s, std::size_t least_by
 void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done) {
   collect_epoch(backend_, se, ep, done, [&](block_index b) { --shard.pending_blocks[blocks_[b].size_class()]; });
   heap_.note_completion();
-  --shard.closed;
+  add_closed(shard, -1);
   closed_epochs_.fetch_sub(1, std::memory_order_relaxed);
   epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -537,8 +585,8 @@ std::size_t pool_core::reclaim(free_list_sink& sink, std::uint64_t pass) {
   const bool any_closed = closed_epochs_.load(std::memory_order_relaxed) != 0;
   for (std::size_t i = 0; any_closed && i < epoch_shard_count; ++i) {
     epoch_shard& shard = epoch_shards_[i];
+    if (shard.closed.load(std::memory_order_relaxed) == 0) continue;  // no lock to take
     std::lock_guard lock(shard.mutex);
-    if (shard.closed == 0) continue;
     for (auto& [key, se] : shard.streams) {
       if (pass != 0 && se.busy_pass == pass) continue;  // found incomplete in this pass already
       // s: clang 14 does not capture a structured binding.
@@ -660,7 +708,7 @@ pool_stats pool_core::stats() const {
     const epoch_shard& shard = epoch_shards_[i];
     std::lock_guard lock(shard.mutex);
     for (size_class c = 0; c < classes_.count(); ++c) st.classes[c].pending_blocks += shard.pending_blocks[c];
-    st.pending_epochs += shard.closed;
+    st.pending_epochs += shard.closed.load(std::memory_order_relaxed);
   }
   for (size_class c = 0; c < classes_.count(); ++c) {
     class_stats& cs = st.classes[c];

@@ -325,8 +325,23 @@ class pool_core {
     mutable std::mutex mutex;
     std::unordered_map<void*, stream_state> streams;  // GUARDED_BY(mutex)
     std::vector<std::size_t> pending_blocks;           // per class; GUARDED_BY(mutex)
-    std::size_t closed = 0;                            // closed epochs not yet reclaimed; GUARDED_BY(mutex)
+    // Closed epochs not yet reclaimed. Written under the mutex; reclaim() reads it without the
+    // lock to pass over a shard with none (a close it misses is one the reclaim could as well have
+    // run before).
+    std::atomic<std::size_t> closed{0};
+    // Whether `streams` holds any (set under the mutex when the first joins; states are never
+    // erased): close_epochs_if passes over a shard without one without its lock (of the 16
+    // shards, a pool used on four streams has at most four with streams).
+    std::atomic<bool> has_streams{false};
   };
+  // closed +/- 1 under the shard's lock.
+  static void add_closed(epoch_shard& shard, std::ptrdiff_t n) noexcept {
+    shard.closed.store(shard.closed.load(std::memory_order_relaxed) + static_cast<std::size_t>(n), std::memory_order_relaxed);
+  }
+  // s's epochs: the calling thread's cache (no lock), else the shard's map under its lock.
+  [[nodiscard]] stream_state& state_of(stream_ref s);
+  // s's epochs, created if new; under the shard's lock.
+  [[nodiscard]] stream_state& state_locked(epoch_shard& shard, stream_ref s);
 
   // Why an epoch closes (pool_stats::epochs_closed_*).
   enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
@@ -340,14 +355,16 @@ class pool_core {
   std::size_t close_epochs_if(Predicate&& close);
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
-  [[nodiscard]] stream_tag mark_stream_free(stream_ref s);
+  // *state: s's epochs, for note_mark_bytes.
+  [[nodiscard]] stream_tag mark_stream_free(stream_ref s, stream_state** state);
   // Takes back the mark of a stream-ordered free the heap rejected (a foreign, interior or double
   // free), so that the rejected free opens no epoch.
   void unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept;
   // After a large range of `bytes` was freed under tag: with several streams in the heap, closes
   // the open epoch once its ranges hold a sixteenth of the mapped bytes (mark_close_share), so that
   // other streams can reuse them as soon as the stream reaches them, not at the next miss.
-  void note_mark_bytes(stream_ref s, const stream_tag& tag, std::size_t bytes) noexcept;
+  // Takes the shard's lock only when the share is reached.
+  void note_mark_bytes(stream_ref s, stream_state& se, const stream_tag& tag, std::size_t bytes) noexcept;
   void report_leaks() const;
   [[nodiscard]] std::size_t in_use_bytes_now() const noexcept;
   void sample_peaks() const noexcept;
@@ -357,6 +374,9 @@ class pool_core {
   const size_classes classes_;
   const std::string variant_;
   const bool atomic_free_check_ = options_.atomic_free_check;
+  // Distinct for every pool of the process (state_of's per-thread cache tells pools apart by it).
+  [[nodiscard]] static std::uint64_t new_id() noexcept;
+  const std::uint64_t id_ = new_id();
 
   segment_heap heap_;  // the device memory; before everything that points into it
   block_table blocks_;

@@ -333,6 +333,10 @@ TEST(PoolCore, InvalidOptionsAreRejected) {
   o = {};
   o.epoch_batch = 0;
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o.epoch_batch = std::size_t{1} << 23;  // the marks' count word holds 2^24 - 1
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o.epoch_batch = (std::size_t{1} << 23) - 1;
+  EXPECT_NO_THROW(test_pool(device, o));
   o = {};
   o.poll_before_growth = std::chrono::nanoseconds(-1);
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);

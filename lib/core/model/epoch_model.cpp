@@ -11,9 +11,9 @@
 // backend twin (the event's two flags) and small fixed containers for the epochs' block lists; the
 // shard's std::mutex is an rl::mutex here, taken around each call as pool_core takes its own.
 // pool_core itself (its std::unordered_map of streams, pending counts, stats, heap) does not run.
-// One stream, one shard: the host's defer and mark_stream_free are the model's (a push_back and an
-// increment under the lock); release_items is a reuse of the block at once, as an allocation on
-// another stream would.
+// One stream, one shard: the host's defer and mark_stream_free are the model's (a push_back and
+// mark_locked under the lock; mark_model below races the lock-free try_mark with a close);
+// release_items is a reuse of the block at once, as an allocation on another stream would.
 // The device is a thread: stream S's kernel, enqueued before the frees, writes the block and the
 // range (rl::var: any access not ordered after it is a data race), then the event completes when S
 // reaches it (after it is recorded). A backend event that was never recorded queries as complete,
@@ -149,7 +149,8 @@ struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
   void free_and_close() {
     shard_mutex.lock($);
     se.open.push_back(the_block);  // defer
-    ++se.open_marks;               // mark_stream_free
+    std::size_t count = 0;
+    RL_ASSERT(mark_locked(se, &count) == 1 && count == 1);  // mark_stream_free, under the lock
     shard_mutex.unlock($);
 
     shard_mutex.lock($);  // close_locked
@@ -200,6 +201,156 @@ struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
   }
 };
 
+// A large free marked without the lock (try_mark) racing with a close under it. Stream S is a
+// queue of operations in the order the host enqueued them (a counter every enqueue increments: the
+// driver's own order); the device runs them in that order. The freer enqueues a kernel that uses
+// the range, then marks its free and publishes the range's tag (the heap's insert); the closer
+// frees a block on S and closes S's epoch (record = enqueue the event); the reuser reclaims and
+// hands the range to another stream once the tag resolves. A mark must never get the number of an
+// epoch whose event was enqueued before its kernel. Seeded bugs (copies of the library's steps
+// with the one change, each reported as a data race on the range):
+//   record_first      the close records the event and only then takes the marks (no closing
+//                     bit): a mark in between joins the epoch the event was recorded for
+//   mark_ignores_bit  try_mark adds to the word while a close is recording
+enum class mark_bug { none, record_first, mark_ignores_bit };
+
+struct stream_queue {
+  enum op : int { empty, kernel, event };
+  relacy_atomics::atomic<int> enqueued{0};
+  relacy_atomics::atomic<int> ops[2] = {0, 0};
+  void enqueue(op o) {
+    const int at = enqueued.fetch_add(1, std::memory_order_acq_rel);
+    ops[at].store(o, std::memory_order_release);
+  }
+};
+
+struct queue_backend {
+  stream_queue* s;
+  relacy_atomics::atomic<int> event_recorded{0};
+  relacy_atomics::atomic<int> event_done{0};
+  int acquire_event() { return 1; }
+  void release_event(int) noexcept {}
+  void record(int, model_stream) {
+    s->enqueue(stream_queue::event);
+    event_recorded.store(1, std::memory_order_release);
+  }
+  bool query(int) { return event_recorded.load(std::memory_order_acquire) == 0 || event_done.load(std::memory_order_acquire) == 1; }
+};
+
+template <mark_bug Bug>
+struct mark_model : rl::test_suite<mark_model<Bug>, 4> {
+  enum : unsigned { freer, closer, device, reuser };
+  static inline std::uint64_t reuses = 0;  // iterations in which another stream reused the range
+  static inline std::uint64_t late = 0;    // iterations in which the mark found a close under way
+  static inline std::uint64_t both = 0;    // min(reuses, late): the sound run must reach both paths
+
+  using stream_epochs = basic_stream_epochs<relacy_atomics, model_stream, int, fixed_vector<block_index>, fixed_queue>;
+  rl::mutex shard_mutex;
+  stream_epochs se;  // GUARDED_BY(shard_mutex), but `completed` and `marks`
+  stream_queue queue;
+  queue_backend backend_twin{&queue};
+  queue_backend* backend = &backend_twin;
+  relacy_atomics::atomic<std::uint64_t> published{0};  // the range's tag epoch once in the heap
+  bool marked_late = false;  // the freer's own
+  rl::var<int> range_memory;
+
+  void before() {
+    se.stream = stream_s;
+    range_memory($) = 0;
+  }
+  void after() {
+    if (range_memory($) == 2) ++reuses;
+    if (marked_late) ++late;
+    both = std::min(reuses, late);
+  }
+
+  void thread(unsigned id) {
+    switch (id) {
+      case freer: free_range(); break;
+      case closer: close(); break;
+      case device: run_stream(); break;
+      case reuser: reuse_elsewhere(); break;
+      default: break;
+    }
+  }
+
+  // Kernel on S using the range, then deallocate(range, S): mark, then the range joins the heap.
+  void free_range() {
+    queue.enqueue(stream_queue::kernel);
+    std::size_t count = 0;
+    std::uint64_t seq = Bug == mark_bug::mark_ignores_bit ? mark_ignoring_bit() : try_mark(se, &count);
+    if (seq == 0) {
+      marked_late = true;
+      shard_mutex.lock($);
+      seq = mark_locked(se, &count);
+      shard_mutex.unlock($);
+    }
+    published.store(seq, std::memory_order_release);
+  }
+
+  std::uint64_t mark_ignoring_bit() {
+    std::uint64_t w = se.marks.load(std::memory_order_relaxed);
+    while (!se.marks.compare_exchange_weak(w, w + 1, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    return w >> mark_seq_shift;
+  }
+
+  // A block freed on S (defer: the epoch holds something whether or not the mark came first), and
+  // the close (epoch_batch reached).
+  void close() {
+    shard_mutex.lock($);
+    se.open.push_back(the_block);
+    const bool closed = Bug == mark_bug::record_first ? close_recording_first() : close_epoch(backend, se);
+    RL_ASSERT(closed);
+    shard_mutex.unlock($);
+  }
+
+  bool close_recording_first() {
+    if (se.open.empty() && open_marks(se) == 0) return false;
+    const int e = backend->acquire_event();
+    backend->record(e, se.stream);
+    se.closed.push_back({e, std::move(se.open), se.open_seq});
+    se.open.clear();
+    ++se.open_seq;
+    se.marks.store(se.open_seq << mark_seq_shift, std::memory_order_release);
+    return true;
+  }
+
+  // S runs its two operations in the order enqueued.
+  void run_stream() {
+    for (int i = 0; i < 2; ++i) {
+      int o = stream_queue::empty;
+      while ((o = queue.ops[i].load(std::memory_order_acquire)) == stream_queue::empty) rl::yield(1, $);
+      if (o == stream_queue::kernel) {
+        range_memory($) = 1;
+      } else {
+        backend_twin.event_done.store(1, std::memory_order_release);
+      }
+    }
+  }
+
+  // reclaim, then an allocation on another stream takes the range once its tag resolves.
+  void reuse_elsewhere() {
+    static const int other_stream = 2;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      shard_mutex.lock($);
+      std::size_t epochs = 0;
+      fixed_vector<block_index> done;
+      collect_completed(
+          backend, se,
+          [&](typename stream_epochs::epoch& ep) { collect_epoch(backend, se, ep, done, [](block_index) {}); }, epochs);
+      shard_mutex.unlock($);
+      const std::uint64_t seq = published.load(std::memory_order_acquire);
+      const basic_stream_tag<relacy_atomics> tag{&se.completed, seq, &stream_s, true};
+      if (seq != 0 && safe_for(tag, stream_use{&other_stream, true})) {
+        range_memory($) = 2;
+        return;
+      }
+      rl::yield(1, $);
+    }
+  }
+};
+
 }  // namespace
 }  // namespace cudapool::core::model
 
@@ -215,5 +366,11 @@ int main() {
                                                         rl::test_result_data_race, 100000);
   m.seeded<epoch_model<false, load_acquire_dropped_atomics>>("epochs: stream_tag::resolved()'s load without acquire",
                                                              rl::test_result_data_race, 100000);
+  m.sound<mark_model<mark_bug::none>>("epochs: a large free marked without the lock racing with a close", 100000,
+                                      mark_model<mark_bug::none>::both);
+  m.seeded<mark_model<mark_bug::record_first>>("epochs: a close that records before it stops the marks",
+                                               rl::test_result_data_race, 100000);
+  m.seeded<mark_model<mark_bug::mark_ignores_bit>>("epochs: a lock-free mark that ignores the closing bit",
+                                                   rl::test_result_data_race, 100000);
   return m.exit_code();
 }
