@@ -405,7 +405,8 @@ class basic_pool final : private core::free_list_sink {
   // epochs that can give class c something (pool_core::close_epochs_for) and look again;
   // [stream-partitioned lists: take blocks of another stream that has completed its work, no wait];
   // poll the pending epochs for up to options().poll_before_growth, then grow (under byte_limit;
-  // not past the release threshold for stream-partitioned lists); [stream-partitioned:
+  // not past the release threshold for stream-partitioned lists; a new slab first closes the open
+  // epochs of large ranges, pool_core::close_epochs_of_ranges, and polls them); [stream-partitioned:
   // only now, under pressure, take blocks of another stream behind a device-side wait, then wait
   // for pending frees]; then wait for all pending frees and give free slabs of other classes back
   // to the backend, and try once more. No stream waits on another while memory can be had
@@ -466,6 +467,11 @@ class basic_pool final : private core::free_list_sink {
   // Growth of class c (a new slab) until a block is had for the caller; no_block when the heap
   // cannot grow.
   block_index grow_class(size_class c, stream_ref s) {
+    // The new slab's frame: large ranges pending on any stream are passed over, so their open
+    // epochs close now (not at every miss) and the growth polls for them first.
+    if (core_.close_epochs_of_ranges() > 0) {
+      if (block_index b = poll_then([&] { return pop(c, s); }, no_block); b != no_block) return b;
+    }
     if constexpr (requires(FreeLists& l) { l.before_growth(); }) {
       if (lists_.before_growth()) {
         if (block_index b = pop(c, s); b != no_block) return b;

@@ -558,7 +558,11 @@ void pool_core::close_open_epochs() {
 }
 
 std::size_t pool_core::close_epochs_for(size_class c) {
-  return close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c] || open_marks(se) > 0; });
+  return close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c]; });
+}
+
+std::size_t pool_core::close_epochs_of_ranges() {
+  return close_epochs_if([](const void*, const stream_state& se) { return open_marks(se) > 0; });
 }
 
 std::size_t pool_core::close_epochs_for_large(stream_ref s, std::size_t least_bytes) {
