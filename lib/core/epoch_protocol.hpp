@@ -44,13 +44,13 @@ struct basic_stream_epochs {
   Items open;
   // The open epoch's large frees ("marks") and its number in one word, so that a mark takes no
   // lock (try_mark): bits 0-23 the count, bit 24 set while close_epoch records the event, the
-  // rest the number (equal to open_seq, which changes only then). Written without the lock only
-  // by try_mark's compare-exchange, which adds 1 while the closing bit is clear.
+  // rest the number the open epoch gets when closed (open_seq(); it changes only then). Written
+  // without the lock only by try_mark's compare-exchange, which adds 1 while the closing bit is
+  // clear.
   typename Atomics::template atomic<std::uint64_t> marks{std::uint64_t{1} << mark_seq_shift};
   // Their requested bytes (pool_core::note_mark_bytes, which adds to it without the lock: a note
   // that races with a close may count its bytes in the next epoch, which then closes early).
   typename Atomics::template atomic<std::size_t> open_mark_bytes{0};
-  std::uint64_t open_seq = 1;   // the number the open epoch gets when closed
   std::uint64_t busy_pass = 0;  // the reclaim pass that last found the oldest closed epoch incomplete
   Queue<epoch> closed;
   // The last epoch seen complete. Written under the shard's lock with release (pairs with the
@@ -64,9 +64,21 @@ struct basic_stream_epochs {
 // Marks that join the epoch before the closing bit is set are covered by the event (their
 // callers enqueued their work on the stream before marking, and the event is recorded after the
 // bit); a mark that finds the bit set waits for the lock and joins the next epoch.
+template <class Epochs>
+[[nodiscard]] std::size_t open_marks(const Epochs& se) noexcept {
+  return mark_count(se.marks.load(std::memory_order_relaxed));
+}
+
+// The number the open epoch gets when closed. Under the lock (only close_epoch changes it).
+template <class Epochs>
+[[nodiscard]] std::uint64_t open_seq(const Epochs& se) noexcept {
+  return se.marks.load(std::memory_order_relaxed) >> mark_seq_shift;
+}
+
 template <class Backend, class Epochs>
 bool close_epoch(const Backend& backend, Epochs& se) {
-  if (se.open.empty() && mark_count(se.marks.load(std::memory_order_relaxed)) == 0) return false;
+  if (se.open.empty() && open_marks(se) == 0) return false;
+  const std::uint64_t seq = open_seq(se);
   // Acquire: pairs with try_mark's release, so that the work enqueued before a mark it counts is
   // enqueued before the record below.
   se.marks.fetch_add(mark_closing, std::memory_order_acq_rel);
@@ -78,11 +90,10 @@ bool close_epoch(const Backend& backend, Epochs& se) {
     se.marks.fetch_sub(mark_closing, std::memory_order_relaxed);  // marks join again
     throw;
   }
-  se.closed.push_back({e, std::move(se.open), se.open_seq});
+  se.closed.push_back({e, std::move(se.open), seq});
   se.open.clear();
   se.open_mark_bytes.store(0, std::memory_order_relaxed);
-  ++se.open_seq;
-  se.marks.store(se.open_seq << mark_seq_shift, std::memory_order_release);
+  se.marks.store((seq + 1) << mark_seq_shift, std::memory_order_release);  // no marks, the next number
   return true;
 }
 
@@ -103,12 +114,10 @@ std::uint64_t try_mark(Epochs& se, std::size_t* count) noexcept {
   }
 }
 
-// The same under the stream's lock (no close is under way): always joins.
+// The same under the stream's lock (no close is under way): always joins; the epoch's number.
 template <class Epochs>
-std::uint64_t mark_locked(Epochs& se, std::size_t* count) noexcept {
-  const std::uint64_t w = se.marks.fetch_add(1, std::memory_order_relaxed);
-  *count = mark_count(w) + 1;
-  return w >> mark_seq_shift;
+std::uint64_t mark_locked(Epochs& se) noexcept {
+  return se.marks.fetch_add(1, std::memory_order_relaxed) >> mark_seq_shift;
 }
 
 // Under the lock: takes back a mark of epoch `seq` if that epoch is still open and holds one.
@@ -117,11 +126,6 @@ void unmark(Epochs& se, std::uint64_t seq) noexcept {
   const std::uint64_t w = se.marks.load(std::memory_order_relaxed);
   // Marks are only added meanwhile (try_mark), and the number changes only under the lock.
   if ((w >> mark_seq_shift) == seq && mark_count(w) > 0) se.marks.fetch_sub(1, std::memory_order_relaxed);
-}
-
-template <class Epochs>
-[[nodiscard]] std::size_t open_marks(const Epochs& se) noexcept {
-  return mark_count(se.marks.load(std::memory_order_relaxed));
 }
 
 // Takes a completed epoch: its event released, on_item(b) for each block, the blocks appended to

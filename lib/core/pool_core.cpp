@@ -337,44 +337,24 @@ void pool_core::defer(block_index b, stream_ref s) noexcept {
   }
 }
 
-namespace {
-// The stream states a thread marked in last, by pool and stream handle: a mark needs neither the
-// map nor its lock. Direct-mapped, as stream_admission's cache. A state is a map node that is
-// never erased, so an entry stays valid while its pool lives; pool ids are never reused.
-struct state_cache_entry {  // zero-initialised: pool ids start at 1
-  std::uint64_t pool;
-  void* native;
-  void* state;
-};
-constexpr std::size_t state_cache_entries = 8;
-thread_local state_cache_entry state_cache[state_cache_entries];
-std::size_t state_cache_slot(stream_ref s) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(s.native()) >> 4) % state_cache_entries;
-}
-std::atomic<std::uint64_t> next_pool_id{1};
-}  // namespace
-
-std::uint64_t pool_core::new_id() noexcept { return next_pool_id.fetch_add(1, std::memory_order_relaxed); }
-
+// A state is a map node that is never erased: the per-thread cache's pointer stays valid while
+// the pool lives.
 pool_core::stream_state& pool_core::state_of(stream_ref s) {
-  state_cache_entry& c = state_cache[state_cache_slot(s)];
-  if (c.pool == id_ && c.native == s.native()) [[likely]] return *static_cast<stream_state*>(c.state);
+  if (stream_state* const* cached = state_cache::find(id_, s)) [[likely]] return **cached;
   epoch_shard& shard = shard_of(s);
   stream_state* se = nullptr;
   {
     std::lock_guard lock(shard.mutex);
     se = &state_locked(shard, s);
   }
-  c = {id_, s.native(), se};
+  state_cache::put(id_, s, se);
   return *se;
 }
 
 pool_core::stream_state& pool_core::state_locked(epoch_shard& shard, stream_ref s) {
   stream_state& se = shard.streams[s.native()];
-  if (se.stream.native() == nullptr) {  // new: the shard now has a stream to look at
-    se.stream = s;
-    shard.has_streams.store(true, std::memory_order_relaxed);
-  }
+  se.stream = s;
+  if (!shard.has_streams.load(std::memory_order_relaxed)) shard.has_streams.store(true, std::memory_order_relaxed);
   return se;
 }
 
@@ -389,8 +369,8 @@ stream_tag pool_core::mark_stream_free(stream_ref s, stream_state** state) {
   if (seq != 0 && count < options_.epoch_batch) [[likely]] return stream_tag{&se.completed, seq, s.native(), true};
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  if (seq == 0) seq = mark_locked(se, &count);  // after the close that was under way
-  if (se.open_seq == seq && se.open.size() + open_marks(se) >= options_.epoch_batch) {
+  if (seq == 0) seq = mark_locked(se);  // after the close that was under way
+  if (open_seq(se) == seq && se.open.size() + open_marks(se) >= options_.epoch_batch) {
     close_or_report(shard, se, close_reason::full);  // on failure the mark stays in the open epoch
   }
   return stream_tag{&se.completed, seq, s.native(), true};
@@ -429,7 +409,7 @@ void pool_core::note_mark_bytes(stream_ref s, stream_state& se, const stream_tag
   if (now < heap_.mapped_bytes() / mark_close_share) return;
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
-  if (se.open_seq != tag.epoch) return;  // closed meanwhile
+  if (open_seq(se) != tag.epoch) return;  // closed meanwhile
   if (se.open_mark_bytes.load(std::memory_order_relaxed) < heap_.mapped_bytes() / mark_close_share) return;
   close_or_report(shard, se, close_reason::bytes);
 }

@@ -47,6 +47,7 @@
 #include <cudapool/detail/core/segment_heap.hpp>
 #include <cudapool/detail/core/size_classes.hpp>
 #include <cudapool/detail/core/thread_counters.hpp>
+#include <cudapool/detail/core/thread_stream_cache.hpp>
 #include <cudapool/backend.hpp>
 #include <cudapool/diagnostics.hpp>
 #include <cudapool/errors.hpp>
@@ -377,9 +378,9 @@ class pool_core {
   const size_classes classes_;
   const std::string variant_;
   const bool atomic_free_check_ = options_.atomic_free_check;
-  // Distinct for every pool of the process (state_of's per-thread cache tells pools apart by it).
-  [[nodiscard]] static std::uint64_t new_id() noexcept;
-  const std::uint64_t id_ = new_id();
+  // The stream states a thread marked in last (state_of): a mark needs neither the map nor its lock.
+  using state_cache = thread_stream_cache<pool_core, stream_state*>;
+  const std::uint64_t id_ = state_cache::new_owner();  // tells this pool's entries apart
 
   segment_heap heap_;  // the device memory; before everything that points into it
   block_table blocks_;

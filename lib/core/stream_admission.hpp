@@ -5,7 +5,7 @@
 // would open an epoch whose event CUDA refuses to record there (an event and the stream it is
 // recorded on must share a device), or, on a backend that did not refuse, order nothing. So the
 // pool checks each stream against backend::stream_device() once and remembers the streams that
-// passed in a small per-thread cache: after a thread's first use of a stream the check is a
+// passed in a small per-thread cache (core/thread_stream_cache.hpp): after a thread's first use of a stream the check is a
 // thread-local load and three compares, and the default stream (stream_ref{}) costs one compare.
 //
 // A destroyed stream's handle may name a new stream of another device, so flush_stream and
@@ -21,13 +21,14 @@
 
 #include <cudapool/backend.hpp>
 #include <cudapool/types.hpp>
+#include <cudapool/detail/core/thread_stream_cache.hpp>
 
 namespace cudapool::core {
 
 class stream_admission {
  public:
   explicit stream_admission(backend& device) noexcept
-      : device_(device), id_(next_id().fetch_add(1, std::memory_order_relaxed)) {}
+      : device_(device), id_(cache::new_owner()) {}
   stream_admission(const stream_admission&) = delete;
   stream_admission& operator=(const stream_admission&) = delete;
 
@@ -40,8 +41,8 @@ class stream_admission {
   // pushed and popped two more of them, measured against the code before the check).
   [[nodiscard, gnu::always_inline]] bool cached(stream_ref s) const noexcept {
     if (s.native() == nullptr) return true;
-    const entry& e = last_[slot(s)];
-    return e.owner == id_ && e.native == s.native() && e.generation == generation_.load(std::memory_order_acquire);
+    const std::uint64_t* generation = cache::find(id_, s);
+    return generation != nullptr && *generation == generation_.load(std::memory_order_acquire);
   }
 
   // Asks the backend whether s belongs to the pool's device, and remembers a yes for this thread.
@@ -50,7 +51,7 @@ class stream_admission {
     // Read before asking: a forget() that races with the check leaves this entry stale, never wrong.
     const std::uint64_t generation = generation_.load(std::memory_order_acquire);
     if (device_of(s) != device_.device()) return false;
-    last_[slot(s)] = {id_, s.native(), generation};
+    cache::put(id_, s, generation);
     return true;
   }
 
@@ -67,20 +68,8 @@ class stream_admission {
   void forget() noexcept { generation_.fetch_add(1, std::memory_order_release); }
 
  private:
-  struct entry {  // zero-initialised: ids start at 1
-    std::uint64_t owner;
-    void* native;
-    std::uint64_t generation;
-  };
-  // Direct-mapped, as the stream variant's partition shortcut: threads cycle over a few streams.
-  static constexpr std::size_t entries = 8;
-  static inline thread_local entry last_[entries];
-  static std::size_t slot(stream_ref s) noexcept { return (reinterpret_cast<std::uintptr_t>(s.native()) >> 4) % entries; }
-  // Relaxed: ids only have to differ.
-  static std::atomic<std::uint64_t>& next_id() noexcept {
-    static std::atomic<std::uint64_t> id{1};
-    return id;
-  }
+  // The streams this thread has admitted, with the generation each check saw.
+  using cache = thread_stream_cache<stream_admission, std::uint64_t>;
 
   backend& device_;
   const std::uint64_t id_;

@@ -149,8 +149,7 @@ struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
   void free_and_close() {
     shard_mutex.lock($);
     se.open.push_back(the_block);  // defer
-    std::size_t count = 0;
-    RL_ASSERT(mark_locked(se, &count) == 1 && count == 1);  // mark_stream_free, under the lock
+    RL_ASSERT(mark_locked(se) == 1 && open_marks(se) == 1);  // mark_stream_free, under the lock
     shard_mutex.unlock($);
 
     shard_mutex.lock($);  // close_locked
@@ -282,7 +281,7 @@ struct mark_model : rl::test_suite<mark_model<Bug>, 4> {
     if (seq == 0) {
       marked_late = true;
       shard_mutex.lock($);
-      seq = mark_locked(se, &count);
+      seq = mark_locked(se);
       shard_mutex.unlock($);
     }
     published.store(seq, std::memory_order_release);
@@ -307,12 +306,12 @@ struct mark_model : rl::test_suite<mark_model<Bug>, 4> {
 
   bool close_recording_first() {
     if (se.open.empty() && open_marks(se) == 0) return false;
+    const std::uint64_t seq = open_seq(se);
     const int e = backend->acquire_event();
     backend->record(e, se.stream);
-    se.closed.push_back({e, std::move(se.open), se.open_seq});
+    se.closed.push_back({e, std::move(se.open), seq});
     se.open.clear();
-    ++se.open_seq;
-    se.marks.store(se.open_seq << mark_seq_shift, std::memory_order_release);
+    se.marks.store((seq + 1) << mark_seq_shift, std::memory_order_release);
     return true;
   }
 
