@@ -193,6 +193,7 @@ class basic_pool final : private core::free_list_sink {
   // Thread-safe. A consistent snapshot only at quiescence.
   [[nodiscard]] pool_stats stats() const {
     pool_stats st = core_.stats();
+    if constexpr (requires { lists_.stream_queries(); }) st.stream_queries = lists_.stream_queries();
     for (size_class c = 0; c < st.classes.size(); ++c) {
       class_stats& cs = st.classes[c];
       cs.free_blocks = lists_.free_blocks(c);

@@ -30,6 +30,7 @@ json to_json_value(const pool_stats& s) {
                         {"slow_path", s.epochs_closed_slow_path}, {"other", s.epochs_closed_other}};
   o["epochs_reclaimed"] = s.epochs_reclaimed;
   o["stream_waits"] = s.stream_waits;
+  o["stream_queries"] = s.stream_queries;
   o["pending_epochs"] = s.pending_epochs;
   const heap_stats& h = s.heap;
   json heap;
