@@ -98,59 +98,30 @@ struct partition_donor {
   }
   void order() { core.order_after(taker, donor); }
 };
-
-// A miss asks at most this many other streams whether they have run their work
-// (steal_mode::completed). Every partition holding blocks of the class was asked on every miss
-// before: with 16-64 streams busy on the device, serve/mixed's stream variant made 300-415 stream
-// queries per 1000 allocations on the H200 (docs/results/2026-12-03-h200-s15, call a), each one a
-// driver call that takes the context's lock the launching threads take too, and it served
-// 0.83-0.92x the requests of the other variants at 64 threads.
-constexpr std::size_t steal_queries = 2;
 }  // namespace
-
-block_index stream_free_lists::adopt(core::block_chain chain, core::size_class c, partition* mine, stream_ref s) noexcept {
-  note_owner(chain.head, mine != nullptr ? mine->number : 0);
-  if (chain.count > 1) {
-    const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
-    if (mine != nullptr) {
-      mine->stacks[c].stack.push_chain(blocks_, rest, chain.tail, backoff_);
-    } else {
-      defer_or_wait({rest, chain.tail, chain.count - 1}, s);
-    }
-  }
-  return chain.head;
-}
 
 block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::steal_mode mode) {
   partition* mine = find(s);
-  if (mode == core::steal_mode::ordered) {  // under pressure: the first partition with blocks of c
-    for (auto& [sid, p] : partitions_) {    // concurrent traversal is safe; entries are never erased
-      if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
-      partition_donor donor{core_, s, p->stream};
-      const core::block_chain chain = steal_from(p->stacks[c].stack, blocks_, mode, donor, backoff_);
-      if (!chain.empty()) return adopt(chain, c, mine, s);
-    }
-    return no_block;
-  }
-  // The partitions holding blocks of c, at most steal_queries of them asked, from a start that
-  // moves on by steal_queries per miss: consecutive misses ask the next ones, and each is asked.
-  thread_local std::vector<partition*> candidates;
-  candidates.clear();
-  for (auto& [sid, p] : partitions_) {
-    if (p != mine && p->stacks[c].stack.peek_unsafe() != no_block) candidates.push_back(p);
-  }
-  if (candidates.empty()) return no_block;
-  const std::size_t n = candidates.size();
-  const std::size_t start = steal_cursor_.fetch_add(steal_queries, std::memory_order_relaxed) % n;
   std::size_t asked = 0;
-  for (std::size_t i = 0; i < n && asked < steal_queries; ++i) {
-    partition* p = candidates[(start + i) % n];
+  const auto count_queries = [&] { stream_queries_.fetch_add(asked, std::memory_order_relaxed); };
+  for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
+    if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
     partition_donor donor{core_, s, p->stream, &asked};
-    const std::size_t before = asked;
     const core::block_chain chain = steal_from(p->stacks[c].stack, blocks_, mode, donor, backoff_);
-    stream_queries_.fetch_add(asked - before, std::memory_order_relaxed);
-    if (!chain.empty()) return adopt(chain, c, mine, s);
+    if (chain.empty()) continue;
+    count_queries();
+    note_owner(chain.head, mine != nullptr ? mine->number : 0);
+    if (chain.count > 1) {
+      const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
+      if (mine != nullptr) {
+        mine->stacks[c].stack.push_chain(blocks_, rest, chain.tail, backoff_);
+      } else {
+        defer_or_wait({rest, chain.tail, chain.count - 1}, s);
+      }
+    }
+    return chain.head;
   }
+  count_queries();
   return no_block;
 }
 

@@ -91,7 +91,7 @@ struct pool_stats {
   // another): a steal under memory pressure, record_stream. Each one can serialise two streams.
   std::uint64_t stream_waits = 0;
   // Queries of whether another stream has run its work (the stream variant's steal of that stream's
-  // partition before growth, at most two per miss; 0 for the other variants). Each is a driver call.
+  // partition before growth; 0 for the other variants). Each is a driver call.
   std::uint64_t stream_queries = 0;
   std::uint64_t epochs_reclaimed = 0;
   std::size_t pending_epochs = 0;     // closed epochs whose event has not been seen complete

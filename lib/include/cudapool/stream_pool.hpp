@@ -96,8 +96,8 @@ class stream_free_lists {
 
   // Blocks of class c from another stream's partition; returns one, the rest join s's partition.
   // steal_mode::completed (before growth): only from a partition whose stream has run everything
-  // enqueued so far (a stream query, no wait): those blocks are free for every stream. At most two
-  // streams are asked per call, from a rotating start (stream_pool.cpp's steal_queries).
+  // enqueued so far (a stream query, no wait, counted in stream_queries()): those blocks are free
+  // for every stream.
   // steal_mode::ordered (pressure, after growth failed): from any, behind a device-side wait of s
   // on that stream (counted in stats().stream_waits), no host sync.
   [[nodiscard]] block_index steal(core::size_class c, stream_ref s, core::steal_mode mode);
@@ -190,9 +190,6 @@ class stream_free_lists {
   // Free blocks freed on s (a chain of any classes) behind an epoch on s; without host memory for
   // one, behind a host synchronize of s, then onto the shared stacks.
   void defer_or_wait(core::block_chain chain, stream_ref s) noexcept;
-  // A chain stolen for s: its head for the caller, the rest into mine (s's partition), or behind an
-  // epoch on s where s has none.
-  block_index adopt(core::block_chain chain, core::size_class c, partition* mine, stream_ref s) noexcept;
   core::block_chain take_from(core::tagged_stack<>& stack) noexcept { return stack.take_all(blocks_); }
   std::size_t count(const core::tagged_stack<>& stack, core::size_class c) const noexcept;
 
@@ -209,7 +206,6 @@ class stream_free_lists {
   // never reused, so a retired id is simply never looked up again; a partition costs one cache
   // line per class, freed with the pool.)
   std::atomic<std::uint64_t> generation_{1};
-  std::atomic<std::size_t> steal_cursor_{0};       // steal's rotating start (relaxed: any start will do)
   std::atomic<std::uint64_t> stream_queries_{0};  // relaxed: a statistic
   tbb::concurrent_unordered_map<std::uint64_t, partition*> partitions_;  // by stream id
   mutable std::mutex partitions_mutex_;  // serialises creation, retirement and trims (lookups take no lock)
