@@ -29,7 +29,7 @@ _enabled: Optional[Dict[str, Any]] = None
 def enable(variant: Optional[str] = None, byte_limit: Optional[int] = None) -> None:
     """Makes cudapool PyTorch's CUDA allocator for this process.
 
-    variant: "mutex", "lockfree", "tls" or "stream"; None: CUDAPOOL_VARIANT, else "tls".
+    variant: "mutex", "lockfree", "tls" or "stream"; None: CUDAPOOL_VARIANT, else "lockfree".
     byte_limit: bytes each device's pool may reserve (0: no limit); None: CUDAPOOL_BYTE_LIMIT.
 
     Must run before CUDA is initialised in this process (before any tensor is put on a GPU and

@@ -40,7 +40,7 @@ class Library(unittest.TestCase):
             assert s0["allocated_bytes.all.current"] == 4096, s0
             assert s1["allocated_bytes.all.current"] == 1 << 20, s1
             assert s0["reserved_bytes.all.current"] >= 4096 and s0["allocation.all.current"] == 1
-            assert s0["cudapool.backend"] == "sim" and s0["cudapool.variant"] == "tls"
+            assert s0["cudapool.backend"] == "sim" and s0["cudapool.variant"] == "lockfree"
             assert s0["cudapool.class.4096.in_use_blocks"] == 1, s0
             lib.cdll.cudapool_torch_free(p, 4096, 0, None)
             lib.cdll.cudapool_torch_free(q, 1 << 20, 1, None)

@@ -161,11 +161,11 @@ class Enable(unittest.TestCase):
     def test_a_variant_after_the_library_read_its_settings_is_refused(self):
         r = self.run_with_fake_torch("""
             import cudapool.torch as ct
-            ct.memory_stats()  # the library reads CUDAPOOL_VARIANT (unset: tls) now
+            ct.memory_stats()  # the library reads CUDAPOOL_VARIANT (unset: lockfree) now
             try:
                 ct.enable(variant="stream")
             except RuntimeError as e:
-                assert "came too late" in str(e) and "'tls'" in str(e), e
+                assert "came too late" in str(e) and "'lockfree'" in str(e), e
             else:
                 raise AssertionError("enable(variant=...) after the library read its settings must fail")
             """)

@@ -60,14 +60,17 @@ namespace {
 // Device indices PyTorch can pass (c10::DeviceIndex is an int8_t).
 constexpr int max_devices = 128;
 // The plug-in's defaults put memory first, as a user tight on memory picks PyTorch's
-// expandable_segments:True (docs/pytorch.md), without costing step time: the tls variant, size
+// expandable_segments:True (docs/pytorch.md), without costing step time: the lockfree variant, size
 // classes up to 64 KiB (larger requests are best-fit heap extents), no remap. H200, lm_train alone,
 // three rounds of processes (docs/results/2026-12-02-h200-s12, call a): 2836-2866 MiB over the
-// baseline against expandable segments' 2840, step time 0.99x PyTorch's allocator. With
+// baseline against expandable segments' 2840, step time 0.99x PyTorch's allocator. lockfree, not
+// tls (the default until s16): after lm_train lockfree held expandable segments' memory or less in
+// every process measured (s13 calls c and d, s16's GPU-suite run), tls up to 1.034x in some
+// (s15 call c round 3, s16's run: 2964 MiB over the baseline against 2840), at the same step time. With
 // CUDAPOOL_REMAP_RATIO=1.01 (remap, which waits for its own stream's pending ranges) every
 // process held less than expandable segments (2776-2808 MiB) at 1.15-1.23x the step time: the
 // heap moved some 200 free ranges' pages over 40 steps.
-constexpr std::string_view default_variant = "tls";
+constexpr std::string_view default_variant = "lockfree";
 constexpr double default_remap_ratio = 0.0;
 constexpr std::size_t default_max_class_bytes = std::size_t{64} << 10;
 

@@ -103,7 +103,7 @@ void oom() {
   for (int attempt = 0; attempt < 2; ++attempt) {
     const std::string what = thrown<std::bad_alloc>([] { (void)torch_malloc(std::size_t{64} << 20, 0, nullptr); });
     check(what.find("out of memory") != std::string::npos, "64 MiB over an 8 MiB limit throws out_of_memory");
-    check(what.find("tls pool") != std::string::npos, "the message gives the pool's account (the default variant's)");
+    check(what.find("lockfree pool") != std::string::npos, "the message gives the pool's account (the default variant's)");
   }
   void* p = torch_malloc(4096, 0, nullptr);
   check(p != nullptr, "4 KiB still fits after an out-of-memory");

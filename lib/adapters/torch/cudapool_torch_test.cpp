@@ -125,13 +125,13 @@ TEST_P(torch_abi, threads_racing_to_create_pools) {
 INSTANTIATE_TEST_SUITE_P(variants, torch_abi, ::testing::ValuesIn(cudapool::available_variants()),
                          [](const auto& info) { return info.param; });
 
-// The plug-in's defaults: tls, classes up to 64 KiB, no remap (CUDAPOOL_REMAP_RATIO turns it on).
-TEST(torch_abi_default, defaults_are_tls_with_64k_classes_without_remap) {
+// The plug-in's defaults: lockfree, classes up to 64 KiB, no remap (CUDAPOOL_REMAP_RATIO turns it on).
+TEST(torch_abi_default, defaults_are_lockfree_with_64k_classes_without_remap) {
   const std::string stats = temp_path("default.json");
   const child_result r = run_child("zero", {{"CUDAPOOL_VARIANT", ""}, {"CUDAPOOL_STATS", stats}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const std::string json = read_file(stats);
-  EXPECT_NE(json.find("\"variant\":\"tls\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"variant\":\"lockfree\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"remap_ratio\":0.0"), std::string::npos) << json;
   EXPECT_EQ(numbers(json, "max_class_bytes"), (std::vector<std::uint64_t>{64 << 10})) << json;
   EXPECT_EQ(per_device(json, "allocs"), (std::vector<std::uint64_t>{0})) << "size 0 is no allocation: " << json;

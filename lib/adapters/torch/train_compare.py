@@ -210,7 +210,7 @@ def train(args):
     result = {
         "allocator": args.allocator,
         "lib": os.path.abspath(args.lib) if args.allocator == "cudapool" else None,
-        "cudapool_variant": os.environ.get("CUDAPOOL_VARIANT", "tls (default)") if args.allocator == "cudapool" else None,
+        "cudapool_variant": os.environ.get("CUDAPOOL_VARIANT", "lockfree (default)") if args.allocator == "cudapool" else None,
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "device": torch.cuda.get_device_name(dev),

@@ -455,7 +455,7 @@ def run(args):
         sys.exit(f"workloads: asked for PyTorch's cudaMallocAsync backend, got '{backend}'")
     cudapool = args.allocator == "cudapool"
     torch_allocator = not cudapool
-    variant = (os.environ.get("CUDAPOOL_VARIANT") or "tls (default)") if cudapool else None
+    variant = (os.environ.get("CUDAPOOL_VARIANT") or "lockfree (default)") if cudapool else None
     # None: the plug-in's default (docs/pytorch.md), as for the variant and the largest class.
     remap_ratio = (float(os.environ["CUDAPOOL_REMAP_RATIO"]) if os.environ.get("CUDAPOOL_REMAP_RATIO") else None) \
         if cudapool else None
@@ -547,7 +547,7 @@ def label_of(run_json):
     variant = run_json.get("variant") or "default"
     remap = "-remap" if run_json.get("remap_ratio") else ""
     max_class = "-class" + run_json["max_class_bytes"] if run_json.get("max_class_bytes") else ""
-    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "tls (default)" -> cudapool-tls
+    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "lockfree (default)" -> cudapool-lockfree
 
 
 def ratio(a, b):
