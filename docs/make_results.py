@@ -198,11 +198,21 @@ def section_serve(pg, bench):
             if worst:
                 checks.append(f"lowest x best peer at {' and '.join(map(str, at))} threads: {fmt(worst[0])} "
                               f"({worst[1]}, {worst[2]} threads; target >= 4)")
+            # The ceiling: with no allocator at all a server reaches this multiple of the best peer,
+            # so a target above it is above what any allocator can give on this host.
+            ceiling = [f"{fmt(ratio(ips['none'][t], best_peer[t]))} at {t} threads" for t in at
+                       if t in ips.get("none", {})]
+            if ceiling:
+                checks.append("the ceiling (`none`, no allocator) x best peer: " + ", ".join(ceiling))
         if mode == "mixed":
             worst = min(((ratio(ips.get(a, {}).get(t), best_run[t]) or 0.0, a, t) for a in pools for t in ts
                          if best_run.get(t)), default=None)
             if worst:
                 checks.append(f"lowest x best of run: {fmt(worst[0])} ({worst[1]}, {worst[2]} threads; target >= 0.98)")
+            ceiling = [f"{fmt(ratio(best_run[t], ips['none'][t]))} at {t} threads" for t in ts
+                       if best_run.get(t) and t in ips.get("none", {})]
+            if ceiling:
+                checks.append("the best allocator x the ceiling (`none`, no allocator): " + ", ".join(ceiling))
         pool_fail = sum(v for a in pools for v in fails.get(a, {}).values())
         pool_err = sum(len(errs.get(a, {})) for a in pools)
         checks.append(f"failures of the pools: {fmt(pool_fail)}" + (f", plus {pool_err} benchmarks ended with an error"
