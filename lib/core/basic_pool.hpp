@@ -27,6 +27,9 @@
 // Optional, any FreeLists: free_block take(size_class) and void put(size_class, free_block), the
 // hot pop and push of lists that keep each free block's address (per-thread caches); basic_pool
 // then uses them on its fast paths.
+// Optional, any FreeLists: void push_released(size_class, block_chain), reclaim's and trim's
+// batches (blocks whose frees completed) where they differ from growth's (tls: the calling
+// thread's empty bin first).
 // Optional, any FreeLists: bool before_growth() gives back what the lists hold where nobody uses it
 // (idle per-thread caches); the slow path calls it after reclaim found nothing, before it grows,
 // and looks again when it returns true.
@@ -549,7 +552,14 @@ class basic_pool final : private core::free_list_sink {
     if (core_.over_release_threshold()) trim();
   }
 
-  void push_chain(size_class c, core::block_chain chain) noexcept override { lists_.push_chain(c, chain); }
+  // The sink of reclaim: lists that tell released blocks from growth's take them their own way.
+  void push_chain(size_class c, core::block_chain chain) noexcept override {
+    if constexpr (requires { lists_.push_released(c, chain); }) {
+      lists_.push_released(c, chain);
+    } else {
+      lists_.push_chain(c, chain);
+    }
+  }
 
   // Declaration order matters: lists_ is destroyed first, core_ last (it releases the memory).
   core::pool_core core_;

@@ -384,6 +384,31 @@ void tls_free_lists::put_blocks(core::size_class c, const core::free_block* bloc
   t.batches_size.store(t.batches.size(), std::memory_order_relaxed);
 }
 
+// The pool calls this from its slow paths (reclaim), never within one of the calling thread's
+// operations: like push_guarded, the owner takes its cache's mutex. Through the transfer layer
+// alone, every block of a one-thread stream-ordered replay's reclaimed epochs went queue -> batch
+// -> the same thread's bin on its next miss: an enqueue, a dequeue, two counts and two copies per
+// batch (take_batch, put_blocks, count_moved and the queue's enqueue were a fifth of tls's elided
+// replay of cnn_varbatch on the sim). Growth's chains still go to the transfer layer whole.
+void tls_free_lists::push_released(core::size_class c, core::block_chain chain) noexcept {
+  if (last_.pool == id_ && chain.count > 0) {  // the calling thread's registered cache, if any
+    thread_cache& tc = *last_.cache;
+    std::lock_guard lock(tc.mutex);
+    bin& b = tc.bins[c];
+    if (b.underflowed && b.count.load(std::memory_order_relaxed) == 0) {
+      std::uint32_t n = 0;
+      const std::uint32_t take = std::min(b.capacity, batch_[c]);
+      // The walk counts: the chain's tail link is not necessarily terminated.
+      for (; n < take && chain.count > 0; --chain.count) {
+        b.slots[n++] = {blocks_[chain.head].address(), chain.head};
+        if (chain.count > 1) chain.head = blocks_[chain.head].next.load(std::memory_order_relaxed);
+      }
+      b.count.store(n, std::memory_order_relaxed);
+    }
+  }
+  if (chain.count > 0) push_chain_transfer(c, chain);
+}
+
 void tls_free_lists::push_chain_transfer(core::size_class c, core::block_chain chain) noexcept {
   // The walk counts: the chain's tail link is not necessarily terminated.
   core::free_block buffer[max_batch];

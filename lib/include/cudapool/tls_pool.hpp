@@ -80,6 +80,10 @@ class tls_free_lists {
   void push(core::size_class c, block_index blk) noexcept { put(c, {blocks_[blk].address(), blk}); }
   // Thread-safe. Growth and reclaim batches go to the transfer layer.
   void push_chain(core::size_class c, core::block_chain chain) noexcept { push_chain_transfer(c, chain); }
+  // Thread-safe. Blocks whose stream-ordered frees completed, released by the calling thread's
+  // reclaim: one batch into its bin of c when that bin is empty after an underflow (the batch its
+  // next miss would take from the transfer layer), the rest to the transfer layer.
+  void push_released(core::size_class c, core::block_chain chain) noexcept;
   // Thread-safe. Drains every thread's cache of class c and the transfer layer.
   [[nodiscard]] core::block_chain take_all(core::size_class c) noexcept;
   [[nodiscard]] std::size_t free_blocks(core::size_class c) const noexcept;
