@@ -86,14 +86,14 @@ std::size_t stream_free_lists::count(const core::tagged_stack<>& stack, core::si
 }
 
 namespace {
-// A partition's stream as the donor of a steal (partition_steal.hpp). `asked` counts the queries.
+// A partition's stream as the donor of a steal (partition_steal.hpp); each query counted.
 struct partition_donor {
   core::pool_core& core;
   stream_ref taker;
   stream_ref donor;
-  std::size_t* asked = nullptr;
+  std::atomic<std::uint64_t>& queries;
   bool completed() {
-    if (asked != nullptr) ++*asked;
+    queries.fetch_add(1, std::memory_order_relaxed);
     return core.device().query_stream(donor);
   }
   void order() { core.order_after(taker, donor); }
@@ -102,14 +102,11 @@ struct partition_donor {
 
 block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::steal_mode mode) {
   partition* mine = find(s);
-  std::size_t asked = 0;
-  const auto count_queries = [&] { stream_queries_.fetch_add(asked, std::memory_order_relaxed); };
   for (auto& [sid, p] : partitions_) {  // concurrent traversal is safe; entries are never erased
     if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
-    partition_donor donor{core_, s, p->stream, &asked};
+    partition_donor donor{core_, s, p->stream, stream_queries_};
     const core::block_chain chain = steal_from(p->stacks[c].stack, blocks_, mode, donor, backoff_);
     if (chain.empty()) continue;
-    count_queries();
     note_owner(chain.head, mine != nullptr ? mine->number : 0);
     if (chain.count > 1) {
       const block_index rest = blocks_[chain.head].next.load(std::memory_order_relaxed);
@@ -121,7 +118,6 @@ block_index stream_free_lists::steal(core::size_class c, stream_ref s, core::ste
     }
     return chain.head;
   }
-  count_queries();
   return no_block;
 }
 
