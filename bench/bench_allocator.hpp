@@ -38,6 +38,7 @@ struct allocator_config {
   int max_threads = 64;       // thread counts above this are not registered for this allocator
   int max_larson_threads = 64;
   bool plain = false;         // the variant built without debug hooks (make_plain_pool)
+  bool serve = false;         // an option variant registered in serve too (serve.cpp: serves)
 };
 
 class bench_allocator {

@@ -115,6 +115,16 @@ std::vector<allocator_config> allocators(bool with_peers) {
   cudapool::pool_options nopoll;
   nopoll.poll_before_growth = std::chrono::nanoseconds(0);
   for (const std::string& v : variants) all.push_back({v + "-nopoll", allocator_config::kind::pool, v, nopoll, true});
+  // Segments from cudaMalloc chunks instead of mapped pages (virtual_memory off), lockfree, in
+  // serve too: whether the device work on the pool's memory runs slower on pages mapped through the
+  // virtual memory API (2 MiB each) than on cudaMalloc's, as serve/none's ring is.
+  if (built("lockfree")) {
+    cudapool::pool_options chunks;
+    chunks.virtual_memory = false;
+    allocator_config c{"lockfree-chunks", allocator_config::kind::pool, "lockfree", chunks, true};
+    c.serve = true;
+    all.push_back(c);
+  }
   // Every slab 2 MiB (first_slab_bytes = slab_bytes, the layout before slabs doubled from 64 KiB),
   // on every workload: what the doubling does to the hot paths and to memory.
   cudapool::pool_options whole_slabs;

@@ -56,6 +56,7 @@ class Row:
         self.workload, self.alloc, self.param, self.threads = workload, alloc, param, threads
         self.values = collections.defaultdict(list)  # metric -> values of the raw repetitions
         self.median = {}  # metric -> the aggregate median reported by Google Benchmark
+        self.cv = {}  # metric -> the aggregate cv (stddev / mean of the repetitions), where reported
 
     def get(self, metric):
         if metric in self.median:
@@ -97,6 +98,8 @@ def load(path):
         agg = b.get("aggregate_name")
         if agg == "median":
             row.median.update(metrics)
+        elif agg == "cv":
+            row.cv.update(metrics)
         elif b.get("run_type", "iteration") == "iteration" and not agg:
             for k, v in metrics.items():
                 row.values[k].append(v)

@@ -210,7 +210,7 @@ void add_serve(const allocator_config& a, access_path path) {
 }  // namespace
 
 bool serves(const allocator_config& a) {
-  if (a.what == allocator_config::kind::pool) return a.all_workloads && !a.plain && a.name == a.label;
+  if (a.what == allocator_config::kind::pool) return (a.all_workloads && !a.plain && a.name == a.label) || a.serve;
   return a.name == "cudaMallocAsync" || a.name == "cub";
 }
 

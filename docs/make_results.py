@@ -107,6 +107,21 @@ class Bench:
     def workload(self, name):
         return {p: allocs for (w, p), allocs in self.by.items() if w == name}
 
+    def series_cv(self, workload, param, metric="items_per_second"):
+        """alloc -> threads -> the cv of the metric over the repetitions (where reported)."""
+        out = {}
+        for a, ts in self.by.get((workload, param), {}).items():
+            vals = {t: r.cv[metric] for t, r in ts.items() if metric in r.cv}
+            if vals:
+                out[a] = vals
+        return out
+
+    def repetitions(self, workload, param):
+        """The repetitions per point (Google Benchmark's `repetitions`), when one number for all."""
+        n = {r.median.get("repetitions") for ts in self.by.get((workload, param), {}).values() for r in ts.values()}
+        n.discard(None)
+        return int(n.pop()) if len(n) == 1 else None
+
     def series(self, workload, param, metric="items_per_second"):
         """alloc -> threads -> value."""
         out = {}
@@ -172,6 +187,14 @@ def section_serve(pg, bench):
         pg.add("", "x best of run (requests/s over the best allocator's at the same thread count; `none`, "
                "the ceiling, is not an allocator and not counted as the best):", "")
         pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
+        cvs = bench.series_cv("serve", mode)
+        if cvs:
+            # How far one repetition strays: a ratio of two medians above is only as sure as this.
+            reps = bench.repetitions("serve", mode)
+            rows = [[a] + [cell(a, t, 100 * cvs[a][t] if t in cvs.get(a, {}) else None) for t in ts] for a in allocs]
+            pg.add("", f"The repetitions' spread (cv: their standard deviation over their mean, %; "
+                   f"{reps or '?'} repetitions per point):", "")
+            pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
         rows = []
         for a in allocs:
             rows.append([a] + [cell(a, t, fails.get(a, {}).get(t)) for t in ts]
@@ -189,7 +212,9 @@ def section_serve(pg, bench):
                 for t in sorted(errs[a]):
                     pg.add(f"- `serve/{a}/{mode}` at {t} threads: {errs[a][t]}")
         # The issue's targets, as read from this run (pools: every allocator that is not a peer).
-        pools = [a for a in allocs if a not in PEERS and a != "none"]
+        # Option variants (`lockfree-chunks`) are reported, not held to the targets; tls-mr is tls
+        # as a CCCL user reaches it.
+        pools = [a for a in allocs if a not in PEERS and a != "none" and ("-" not in a or a == "tls-mr")]
         checks = []
         if mode == "small" and any(best_peer.values()):
             at = [t for t in (16, 64) if best_peer.get(t)]
