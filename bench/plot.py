@@ -57,6 +57,7 @@ class Row:
         self.values = collections.defaultdict(list)  # metric -> values of the raw repetitions
         self.median = {}  # metric -> the aggregate median reported by Google Benchmark
         self.cv = {}  # metric -> the aggregate cv (stddev / mean of the repetitions), where reported
+        self.round_medians = {}  # round -> items/s, where merge_rounds.py made the row from rounds
 
     def get(self, metric):
         if metric in self.median:
@@ -98,6 +99,8 @@ def load(path):
         agg = b.get("aggregate_name")
         if agg == "median":
             row.median.update(metrics)
+            if isinstance(b.get("round_medians"), dict):
+                row.round_medians = {int(r): v for r, v in b["round_medians"].items() if v is not None}
         elif agg == "cv":
             row.cv.update(metrics)
         elif b.get("run_type", "iteration") == "iteration" and not agg:

@@ -116,6 +116,21 @@ class Bench:
                 out[a] = vals
         return out
 
+    def series_rounds(self, workload, param):
+        """alloc -> threads -> {round: items/s}, where the rows came from rounds (merge_rounds.py)."""
+        out = {}
+        for a, ts in self.by.get((workload, param), {}).items():
+            vals = {t: r.round_medians for t, r in ts.items() if r.round_medians}
+            if vals:
+                out[a] = vals
+        return out
+
+    def rounds(self, workload, param):
+        """The rounds per point (merge_rounds.py's `rounds`), when one number for all."""
+        n = {r.median.get("rounds") for ts in self.by.get((workload, param), {}).values() for r in ts.values()}
+        n.discard(None)
+        return int(n.pop()) if len(n) == 1 else None
+
     def repetitions(self, workload, param):
         """The repetitions per point (Google Benchmark's `repetitions`), when one number for all."""
         n = {r.median.get("repetitions") for ts in self.by.get((workload, param), {}).values() for r in ts.values()}
@@ -149,7 +164,9 @@ def section_serve(pg, bench):
         return
     pg.add("Each host thread serves requests on its own stream (allocate keys and output and, on the "
            "GPU, CUB's sort storage; the device work checked on the device; stream-ordered frees). "
-           "Requests/s are aggregate over all threads (`items_per_second`, median of the repetitions). "
+           "Requests/s are aggregate over all threads (`items_per_second`, median of the repetitions; "
+           "from gpu-suite's serve part, `serve.json`: each allocator in its own processes, round by "
+           "round, and the median over the rounds of each round's median). "
            "`x best peer`: the allocator's requests/s over the best of "
            f"{', '.join(PEERS)} at the same thread count; `x best of run`: over the best allocator "
            "of the run at that count.")
@@ -183,17 +200,47 @@ def section_serve(pg, bench):
             pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
         else:
             pg.add("", "x best peer: no peer measured in this run (peers run on the CUDA backend only).")
-        rows = [[a] + [cell(a, t, ratio(ips.get(a, {}).get(t), best_run[t])) for t in ts] for a in allocs]
+        by_round = bench.series_rounds("serve", mode)
+        vs_best = {a: {t: ratio(ips.get(a, {}).get(t), best_run[t]) for t in ts} for a in allocs}
+        round_text = {}
+        if by_round:
+            # Within each round first (the allocators of a round ran one after another), then the
+            # median over the rounds: a round's host state is in both sides of its ratios.
+            rounds = sorted({r for a in by_round for t in by_round[a] for r in by_round[a][t]})
+            for t in ts:
+                for r in rounds:
+                    best = max((by_round[a][t][r] for a in by_round if a != "none" and r in by_round[a].get(t, {})),
+                               default=None)
+                    for a in by_round:
+                        v = by_round[a].get(t, {}).get(r)
+                        if best and v:
+                            round_text.setdefault(a, {}).setdefault(t, []).append(v / best)
+            for a, per_t in round_text.items():
+                for t, rs in per_t.items():
+                    vs_best[a][t] = statistics.median(rs)
+
+        def best_cell(a, t):
+            c = cell(a, t, vs_best.get(a, {}).get(t))
+            rs = round_text.get(a, {}).get(t)
+            return c if not rs or c == "error" else f"{c} ({', '.join(fmt(x) for x in rs)})"
+
+        rows = [[a] + [best_cell(a, t) for t in ts] for a in allocs]
         pg.add("", "x best of run (requests/s over the best allocator's at the same thread count; `none`, "
-               "the ceiling, is not an allocator and not counted as the best):", "")
+               "the ceiling, is not an allocator and not counted as the best"
+               + ("; with rounds: the median of each round's ratio, the rounds' in parentheses" if round_text else "")
+               + "):", "")
         pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
         cvs = bench.series_cv("serve", mode)
         if cvs:
             # How far one repetition strays: a ratio of two medians above is only as sure as this.
             reps = bench.repetitions("serve", mode)
+            n_rounds = bench.rounds("serve", mode)
             rows = [[a] + [cell(a, t, 100 * cvs[a][t] if t in cvs.get(a, {}) else None) for t in ts] for a in allocs]
-            pg.add("", f"The repetitions' spread (cv: their standard deviation over their mean, %; "
-                   f"{reps or '?'} repetitions per point):", "")
+            what = (f"the rounds' spread (cv of the {n_rounds} rounds' medians, %; {reps or '?'} repetitions "
+                    f"per process)" if n_rounds else
+                    f"the repetitions' spread (cv: their standard deviation over their mean, %; "
+                    f"{reps or '?'} repetitions per point)")
+            pg.add("", what[0].upper() + what[1:] + ":", "")
             pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
         rows = []
         for a in allocs:
@@ -230,7 +277,7 @@ def section_serve(pg, bench):
             if ceiling:
                 checks.append("the ceiling (`none`, no allocator) x best peer: " + ", ".join(ceiling))
         if mode == "mixed":
-            worst = min(((ratio(ips.get(a, {}).get(t), best_run[t]) or 0.0, a, t) for a in pools for t in ts
+            worst = min(((vs_best.get(a, {}).get(t) or 0.0, a, t) for a in pools for t in ts
                          if best_run.get(t)), default=None)
             if worst:
                 checks.append(f"lowest x best of run: {fmt(worst[0])} ({worst[1]}, {worst[2]} threads; target >= 0.98)")
@@ -777,7 +824,10 @@ def main():
            f"[results/archive/]({pg.rel(os.path.join(HERE, 'results', 'archive', 'README.md'))}).")
     header_end = len(pg.lines)
 
-    section_serve(pg, bench)
+    serve_path = pg.src("serve.json")  # gpu-suite's serve part: each allocator in its own processes
+    if serve_path:
+        pg.used.append(serve_path)
+    section_serve(pg, Bench(serve_path) if serve_path else bench)
     section_torch(pg)
     section_replay(pg, bench)
     section_scaling(pg, bench)
