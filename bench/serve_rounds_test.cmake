@@ -28,26 +28,12 @@ foreach(a mutex lockfree none)
     endif()
   endforeach()
 endforeach()
+include("${SOURCE_DIR}/docs/results_page.cmake")
 file(READ "${OUT_DIR}/run/serve.json" merged)
-foreach(needle "\"round_medians\"" "\"rounds\": 2" "serve/lockfree/mixed/real_time/threads:4_median")
-  string(FIND "${merged}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "serve.json lacks '${needle}'")
-  endif()
-endforeach()
-set(page "${OUT_DIR}/page/results.md")
-execute_process(
-  COMMAND "${PYTHON}" "${SOURCE_DIR}/docs/make_results.py" "${OUT_DIR}/run" --out "${page}" --date test --host test --command test
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "make_results.py exited ${rc}:\n${out}\n${err}")
-endif()
-file(READ "${page}" text)
-foreach(needle "### serve/mixed" "with rounds: the median of each round's ratio"
-               "The rounds' spread (cv of the 2 rounds' medians" "| lockfree | " "| none | ")
-  string(FIND "${text}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${page} lacks '${needle}'")
-  endif()
-endforeach()
+cudapool_require_text("serve.json" "${merged}"
+    "\"round_medians\"" "\"rounds\": 2" "serve/lockfree/mixed/real_time/threads:4_median")
+cudapool_results_page("${PYTHON}" "${SOURCE_DIR}/docs/make_results.py" "${OUT_DIR}/run" "${OUT_DIR}/page")
+cudapool_require_text("${page}" "${text}"
+    "### serve/mixed" "with rounds: the median of each round's ratio"
+    "The rounds' spread (cv of the 2 rounds' medians" "| lockfree | " "| none | ")
 message(STATUS "serve rounds page: ${page}")

@@ -7,17 +7,9 @@ foreach(var PYTHON SCRIPT RUN_DIR OUT_DIR)
     message(FATAL_ERROR "make_results_test.cmake: -D${var}=... is required")
   endif()
 endforeach()
-file(REMOVE_RECURSE "${OUT_DIR}")
-file(MAKE_DIRECTORY "${OUT_DIR}")
-set(page "${OUT_DIR}/results.md")
-execute_process(
-  COMMAND "${PYTHON}" "${SCRIPT}" "${RUN_DIR}" --out "${page}" --date test --host test --command test
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "make_results.py exited ${rc}:\n${out}\n${err}")
-endif()
-file(READ "${page}" text)
-foreach(needle
+include("${CMAKE_CURRENT_LIST_DIR}/results_page.cmake")
+cudapool_results_page("${PYTHON}" "${SCRIPT}" "${RUN_DIR}" "${OUT_DIR}")
+cudapool_require_text("${page}" "${text}"
     "## Replay of recorded traces"
     "### ns per operation: stream-ordered (immediate)"
     "| allocator | cnn_varbatch | lm_infer_varseq | lm_train | mlp_4stream | transformer_lm_train |"
@@ -29,20 +21,10 @@ foreach(needle
     "## Peers under stress"
     "### Single-thread spread between processes"
     "## Pool stress, soaks and correctness")
-  string(FIND "${text}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${page} lacks '${needle}'")
-  endif()
-endforeach()
 # -DEXTRA=... (a list, '|'-separated): more text the page must hold for this run directory.
 if(DEFINED EXTRA)
   string(REPLACE "|" ";" extra "${EXTRA}")
-  foreach(needle IN LISTS extra)
-    string(FIND "${text}" "${needle}" at)
-    if(at EQUAL -1)
-      message(FATAL_ERROR "${page} lacks '${needle}'")
-    endif()
-  endforeach()
+  cudapool_require_text("${page}" "${text}" ${extra})
 endif()
 if(NOT EXISTS "${OUT_DIR}/results/plots/replay_time_per_op.png")
   message(FATAL_ERROR "no replay plot in ${OUT_DIR}/results/plots")
