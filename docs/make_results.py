@@ -164,10 +164,12 @@ def section_serve(pg, bench):
         return
     pg.add("Each host thread serves requests on its own stream (allocate keys and output and, on the "
            "GPU, CUB's sort storage; the device work checked on the device; stream-ordered frees). "
-           "Requests/s are aggregate over all threads (`items_per_second`, median of the repetitions; "
-           "from gpu-suite's serve part, `serve.json`: each allocator in its own processes, round by "
-           "round, and the median over the rounds of each round's median). "
-           "`x best peer`: the allocator's requests/s over the best of "
+           "Requests/s are aggregate over all threads (`items_per_second`, "
+           + ("from gpu-suite's serve part, `serve.json`: each allocator in its own processes, round by "
+              "round; the median over the rounds of each round's median of the repetitions). "
+              if any(bench.rounds("serve", m) for m in modes) else
+              "median of the repetitions, every allocator's in one process). ")
+           + "`x best peer`: the allocator's requests/s over the best of "
            f"{', '.join(PEERS)} at the same thread count; `x best of run`: over the best allocator "
            "of the run at that count.")
     for mode in modes:
