@@ -38,11 +38,12 @@ def main(out, ins):
             context = d.get("context", {})
         for b in d.get("benchmarks", []):
             if b.get("error_occurred"):
-                # A failed point stays visible: its error row, once.
+                # A point that failed in any round is its error row: never a median of the rest.
                 name = b.get("run_name") or b["name"]
                 if name not in rows:
-                    rows[name] = {"error": b}
                     order.append(name)
+                if "error" not in rows.get(name, {}):
+                    rows[name] = {"error": b}
                 continue
             if b.get("aggregate_name") != "median":
                 continue

@@ -78,7 +78,7 @@ class tls_free_lists {
   // The FreeLists contract's pop and push (slow paths of basic_pool, debug frees).
   [[nodiscard]] block_index pop(core::size_class c) noexcept { return take(c).index; }
   void push(core::size_class c, block_index blk) noexcept { put(c, {blocks_[blk].address(), blk}); }
-  // Thread-safe. Growth and reclaim batches go to the transfer layer.
+  // Thread-safe. Growth's batches go to the transfer layer (reclaim's: push_released).
   void push_chain(core::size_class c, core::block_chain chain) noexcept { push_chain_transfer(c, chain); }
   // Thread-safe. Blocks whose stream-ordered frees completed, released by the calling thread's
   // reclaim: one batch into its bin of c when that bin is empty after an underflow (the batch its
