@@ -422,13 +422,15 @@ def torch_plots(pg, workloads, allocs, get):
     return written
 
 
-def section_replay(pg, bench):
+def section_replay(pg, bench, rb):
+    """rb: where the replays are (gpu-suite's replay part, replay.json, or bench); bench: limit/."""
     pg.add("", "## Replay of recorded traces (bench `replay/<allocator>/<trace>[/elided|/immediate]`)", "")
-    params = bench.workload("replay")
+    params = rb.workload("replay")
     if not params:
         pg.add(f"{NOT_IN_RUN}: no `replay/` benchmark in "
                f"{'`bench.json`' if bench.path else 'this directory (no `bench.json`)'}.")
         return
+    n_rounds = next((rb.rounds("replay", p) for p in params if rb.rounds("replay", p)), None)
     traces = sorted({replay_trace(p) for p in params})
     rows = {}  # (trace, alloc) -> [ordered Row, immediate Row, elided Row]
     for p, allocs in params.items():
@@ -444,8 +446,13 @@ def section_replay(pg, bench):
         return 1e9 / ips if ips else None
 
     pg.add("One thread replays each trace's allocations and frees (frees stream-ordered on the trace's stream, "
-           "as recorded; `/immediate`: immediate frees, pools only). Medians of the repetitions. "
-           f"`x {BASELINE}`: its ns per operation over the allocator's, both stream-ordered (> 1: faster). "
+           "as recorded; `/immediate`: immediate frees, pools only). "
+           + (f"From gpu-suite's replay part, `replay.json`: each allocator in its own processes, {n_rounds} rounds, "
+              "the order rotating; per point the median over the rounds of each round's median of the repetitions. "
+              if n_rounds else "Medians of the repetitions, every allocator's in one process. ")
+           + f"`x {BASELINE}`: its ns per operation over the allocator's, both stream-ordered (> 1: faster"
+           + ("; with rounds: the median of each round's ratio, the rounds' in parentheses" if n_rounds else "")
+           + "). "
            "reserved/live: peak bytes reserved from the device over peak bytes live in the trace "
            "(– where the allocator cannot tell).")
     live = {}
@@ -463,6 +470,10 @@ def section_replay(pg, bench):
 
     pg.add("", "### ns per operation: stream-ordered (immediate)", "")
     pg.add(*table(head, grid(lambda oi: fmt(ns(oi[0])) + (f" ({fmt(ns(oi[1]))})" if oi[1] else ""))))
+    if n_rounds:
+        pg.add("", f"The rounds' spread, stream-ordered (cv of the {n_rounds} rounds' medians, %):", "")
+        pg.add(*table(head, grid(lambda oi: fmt(100 * oi[0].cv["items_per_second"])
+                                 if oi[0] and "items_per_second" in oi[0].cv else "–")))
     if any(oi[0] and oi[2] for oi in rows.values()):
         pg.add("", "### The device's event calls in place: stream-ordered minus elided", "",
                "`/elided`: the same stream-ordered replay with the pool's event records, queries and waits answered "
@@ -515,7 +526,17 @@ def section_replay(pg, bench):
     if any(base.values()):
         out = []
         for a in allocs:
-            cells = [fmt(ratio(base[t], ns(rows.get((t, a), [None, None, None])[0]))) for t in traces]
+            cells = []
+            for t in traces:
+                c = fmt(ratio(base[t], ns(rows.get((t, a), [None, None, None])[0])))
+                by_round = {al: ts.get(1) or next(iter(ts.values()), {}) for al, ts in rb.series_rounds("replay", t).items()}
+                mine, theirs = by_round.get(a, {}), by_round.get(BASELINE, {})
+                # Within each round first (the allocator's ns over cudaMallocAsync's of the same
+                # round), then the median over the rounds.
+                rs = [mine[r] / theirs[r] for r in sorted(mine) if theirs.get(r) and mine[r]]
+                if rs and a != BASELINE:
+                    c = f"{fmt(statistics.median(rs))} ({', '.join(fmt(x) for x in rs)})"
+                cells.append(c)
             out.append([a] + cells)
         pg.add(*table(head, out))
     else:
@@ -541,7 +562,7 @@ def section_replay(pg, bench):
     if any(f != "–" for f in floors):
         out.append(["best-fit floor (`floor_over_live`)"] + floors)
     pg.add(*table(head, out))
-    for p in plot.plot_replay(pg.plots_dir, bench.context, replay_rows(params), set()):
+    for p in plot.plot_replay(pg.plots_dir, rb.context or bench.context, replay_rows(params), set()):
         pg.image(p, os.path.basename(p))
 
 
@@ -831,7 +852,10 @@ def main():
         pg.used.append(serve_path)
     section_serve(pg, Bench(serve_path) if serve_path else bench)
     section_torch(pg)
-    section_replay(pg, bench)
+    replay_path = pg.src("replay.json")  # gpu-suite's replay part: each allocator in its own processes
+    if replay_path:
+        pg.used.append(replay_path)
+    section_replay(pg, bench, Bench(replay_path) if replay_path else bench)
     section_scaling(pg, bench)
     section_spread(pg)
     section_peers(pg)

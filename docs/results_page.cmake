@@ -1,5 +1,5 @@
 # Helpers of the CTest scripts that run docs/make_results.py (make_results_test.cmake,
-# bench/serve_rounds_test.cmake).
+# bench/rounds_test.cmake).
 
 # Runs make_results.py on run_dir into out_dir/results.md (out_dir made afresh); sets `page` (its
 # path) and `text` (its content) in the caller's scope; fails the test when the script fails.

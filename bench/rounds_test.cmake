@@ -1,0 +1,54 @@
+# CTests `serve_rounds` and `replay_rounds`: gpu-suite's serve or replay part (each allocator in its
+# own processes, round by round; run_rounds) on the simulated device, merge_rounds.py and
+# docs/make_results.py's reading of its serve.json or replay.json. The serve page must take each
+# round's ratios before the median over the rounds; the replay page must say where its figures come
+# from and show the rounds' spread; so that neither part can rot between GPU runs.
+#   cmake -DPART=serve|replay -DPYTHON=... -DBENCH=<bench binary> -DSOURCE_DIR=<repo> -DOUT_DIR=... -P this
+foreach(var PART PYTHON BENCH SOURCE_DIR OUT_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "rounds_test.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${OUT_DIR}")
+file(MAKE_DIRECTORY "${OUT_DIR}/bundle/bin" "${OUT_DIR}/bundle/traces")
+# The bundle's layout, as .ci/gpu-bundle makes it.
+file(COPY "${SOURCE_DIR}/.ci/gpu-suite" "${SOURCE_DIR}/bench/merge_rounds.py" DESTINATION "${OUT_DIR}/bundle")
+file(CREATE_LINK "${BENCH}" "${OUT_DIR}/bundle/bin/bench" SYMBOLIC)
+if(PART STREQUAL "serve")
+  set(allocators mutex lockfree none)
+  set(env SERVE_BACKEND=sim SERVE_ROUNDS=2 "SERVE_ALLOCATORS=mutex lockfree none" SERVE_THREADS=4
+          SERVE_MIN_TIME=0.001 SERVE_REPS=2)
+  set(point "serve/lockfree/mixed/real_time/threads:4_median")
+  set(needles "### serve/mixed" "with rounds: the median of each round's ratio"
+              "The rounds' spread (cv of the 2 rounds' medians" "| lockfree | " "| none | ")
+elseif(PART STREQUAL "replay")
+  # One short trace of the repo's (the bundle holds them all).
+  file(COPY "${SOURCE_DIR}/traces/lm_infer_varseq.csv" DESTINATION "${OUT_DIR}/bundle/traces")
+  set(allocators mutex lockfree)
+  set(env REPLAY_BACKEND=sim REPLAY_ROUNDS=2 "REPLAY_ALLOCATORS=mutex lockfree" REPLAY_MIN_TIME=0.001
+          REPLAY_REPS=2)
+  set(point "replay/lockfree/lm_infer_varseq/elided/real_time_median")
+  set(needles "## Replay of recorded traces" "From gpu-suite's replay part, `replay.json`"
+              "The rounds' spread, stream-ordered (cv of the 2 rounds' medians" "| lockfree | " "| mutex | ")
+else()
+  message(FATAL_ERROR "rounds_test.cmake: PART must be serve or replay, not '${PART}'")
+endif()
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env ${env} bash "${OUT_DIR}/bundle/gpu-suite" "${OUT_DIR}/run" ${PART}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "gpu-suite ${PART} exited ${rc}:\n${out}\n${err}")
+endif()
+foreach(a IN LISTS allocators)
+  foreach(r 1 2)
+    if(NOT EXISTS "${OUT_DIR}/run/${PART}_rounds/${a}_r${r}.json")
+      message(FATAL_ERROR "no ${PART}_rounds/${a}_r${r}.json:\n${out}")
+    endif()
+  endforeach()
+endforeach()
+include("${SOURCE_DIR}/docs/results_page.cmake")
+file(READ "${OUT_DIR}/run/${PART}.json" merged)
+cudapool_require_text("${PART}.json" "${merged}" "\"round_medians\"" "\"rounds\": 2" "${point}")
+cudapool_results_page("${PYTHON}" "${SOURCE_DIR}/docs/make_results.py" "${OUT_DIR}/run" "${OUT_DIR}/page")
+cudapool_require_text("${page}" "${text}" ${needles})
+message(STATUS "${PART} rounds page: ${page}")
