@@ -56,6 +56,11 @@ def main(out, ins):
             rows[name][rnd] = b
     if context is None:
         sys.exit("merge_rounds: no input")
+    if not rows:
+        # Google Benchmark writes aggregates only with --benchmark_repetitions >= 2: a part run with
+        # one repetition per process would merge into nothing.
+        sys.exit("merge_rounds: no median row in the inputs: each process needs --benchmark_repetitions >= 2 "
+                 "(gpu-suite: SERVE_REPS / REPLAY_REPS >= 2)")
     benchmarks = []
     for name in order:
         by_round = rows[name]

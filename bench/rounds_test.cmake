@@ -46,6 +46,17 @@ foreach(a IN LISTS allocators)
     endif()
   endforeach()
 endforeach()
+if(PART STREQUAL "serve")
+  # One repetition per process gives no median rows: the part must fail and say why, not merge
+  # into an empty serve.json.
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env SERVE_BACKEND=sim SERVE_ROUNDS=1 SERVE_ALLOCATORS=none SERVE_THREADS=1
+            SERVE_KINDS=small SERVE_MIN_TIME=0.001 SERVE_REPS=1 bash "${OUT_DIR}/bundle/gpu-suite" "${OUT_DIR}/one_rep" serve
+    RESULT_VARIABLE rc1 OUTPUT_VARIABLE out1 ERROR_VARIABLE err1)
+  if(rc1 EQUAL 0 OR NOT "${out1}${err1}" MATCHES "no median row in the inputs")
+    message(FATAL_ERROR "gpu-suite serve with SERVE_REPS=1 exited ${rc1} without naming the missing medians:\n${out1}\n${err1}")
+  endif()
+endif()
 include("${SOURCE_DIR}/docs/results_page.cmake")
 file(READ "${OUT_DIR}/run/${PART}.json" merged)
 cudapool_require_text("${PART}.json" "${merged}" "\"round_medians\"" "\"rounds\": 2" "${point}")
