@@ -20,7 +20,8 @@ if(PART STREQUAL "serve")
           SERVE_MIN_TIME=0.001 SERVE_REPS=2)
   set(point "serve/lockfree/mixed/real_time/threads:4_median")
   set(needles "### serve/mixed" "with rounds: the median of each round's ratio"
-              "The rounds' spread (cv of the 2 rounds' medians" "| lockfree | " "| none | ")
+              "The rounds' spread (cv of the 2 rounds' medians" "| lockfree | " "| none | "
+              "2 equal allocators with this run's median round spread would score (simulated, 2 rounds)")
 elseif(PART STREQUAL "replay")
   # One short trace of the repo's (the bundle holds them all).
   file(COPY "${SOURCE_DIR}/traces/lm_infer_varseq.csv" DESTINATION "${OUT_DIR}/bundle/traces")

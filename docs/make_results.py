@@ -19,6 +19,7 @@ import collections
 import glob
 import json
 import os
+import random
 import re
 import statistics
 import sys
@@ -155,6 +156,22 @@ def threads_of(series):
 # sections
 
 
+def equal_allocators_score(k, n_rounds, cv, trials=4000):
+    """What `x best of run` (the median over n_rounds of each round's ratio to the best of k
+    allocators) gives for k equal allocators whose round figures stray at random by `cv` (normal):
+    the median over the trials, and the share of trials at >= 0.98. The floor of that measure on
+    a host with this spread: a seeded simulation, the same on every run of this script."""
+    rng = random.Random(15)
+    scores = []
+    for _ in range(trials):
+        rs = []
+        for _ in range(n_rounds):
+            xs = [rng.gauss(1.0, cv) for _ in range(k)]
+            rs.append(xs[0] / max(xs))
+        scores.append(statistics.median(rs))
+    return statistics.median(scores), sum(x >= 0.98 for x in scores) / trials
+
+
 def section_serve(pg, bench):
     pg.add("", "## Serve: a multi-threaded server (bench `serve/<allocator>/<small|mixed>`)", "")
     modes = [m for m in ("small", "mixed") if bench.series("serve", m) or bench.failed.get(("serve", m))]
@@ -287,6 +304,21 @@ def section_serve(pg, bench):
                        if best_run.get(t) and t in ips.get("none", {})]
             if ceiling:
                 checks.append("the best allocator x the ceiling (`none`, no allocator): " + ", ".join(ceiling))
+            n_rounds = bench.rounds("serve", mode)
+            cvs = bench.series_cv("serve", mode)
+            if n_rounds and len(pools) > 1:
+                # The measure's own floor: equal allocators with the spread this run measured.
+                floor = []
+                for t in ts:
+                    spread = [cvs[a][t] for a in pools if t in cvs.get(a, {})]
+                    if spread:
+                        cv = statistics.median(spread)
+                        score, share = equal_allocators_score(len(pools), n_rounds, cv)
+                        floor.append(f"{fmt(score)} at {t} threads (cv {fmt(100 * cv)}%, >= 0.98 in "
+                                     f"{fmt(100 * share)}% of trials)")
+                if floor:
+                    checks.append(f"{len(pools)} equal allocators with this run's median round spread would "
+                                  f"score (simulated, {n_rounds} rounds): " + ", ".join(floor))
         pool_fail = sum(v for a in pools for v in fails.get(a, {}).values())
         pool_err = sum(len(errs.get(a, {})) for a in pools)
         checks.append(f"failures of the pools: {fmt(pool_fail)}" + (f", plus {pool_err} benchmarks ended with an error"
