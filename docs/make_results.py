@@ -556,13 +556,15 @@ def section_replay(pg, bench, rb):
     base = {t: ns(rows.get((t, BASELINE), [None, None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
+        # Per trace, allocator -> round -> items/s (replay runs on one thread).
+        by_round = {t: {al: ts.get(1) or next(iter(ts.values()), {}) for al, ts in rb.series_rounds("replay", t).items()}
+                    for t in traces}
         out = []
         for a in allocs:
             cells = []
             for t in traces:
                 c = fmt(ratio(base[t], ns(rows.get((t, a), [None, None, None])[0])))
-                by_round = {al: ts.get(1) or next(iter(ts.values()), {}) for al, ts in rb.series_rounds("replay", t).items()}
-                mine, theirs = by_round.get(a, {}), by_round.get(BASELINE, {})
+                mine, theirs = by_round[t].get(a, {}), by_round[t].get(BASELINE, {})
                 # Within each round first (the allocator's ns over cudaMallocAsync's of the same
                 # round), then the median over the rounds.
                 rs = [mine[r] / theirs[r] for r in sorted(mine) if theirs.get(r) and mine[r]]
