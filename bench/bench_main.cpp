@@ -114,7 +114,25 @@ std::vector<allocator_config> allocators(bool with_peers) {
   // epochs grows at once when their events are still pending.
   cudapool::pool_options nopoll;
   nopoll.poll_before_growth = std::chrono::nanoseconds(0);
-  for (const std::string& v : variants) all.push_back({v + "-nopoll", allocator_config::kind::pool, v, nopoll, true});
+  // stream and lockfree in serve too (s20, docs/results/2026-12-04-h200-s20): whether the poll (a
+  // spin of up to 20 us per miss that would grow) costs the stream variant requests/s at 64 threads
+  // on 16 CPUs.
+  for (const std::string& v : variants) {
+    allocator_config c{v + "-nopoll", allocator_config::kind::pool, v, nopoll, true};
+    c.serve = v == "stream" || v == "lockfree";
+    all.push_back(c);
+  }
+  // epoch_batch 16 (default 64), stream and lockfree, in serve (and pair/4096): whether the stream
+  // variant's large ranges, whose epochs close every epoch_batch frees on their stream, reach other
+  // streams too late at 64 threads.
+  cudapool::pool_options batch16;
+  batch16.epoch_batch = 16;
+  for (const std::string& v : variants) {
+    if (v != "stream" && v != "lockfree") continue;
+    allocator_config c{v + "-batch16", allocator_config::kind::pool, v, batch16, false};
+    c.serve = true;
+    all.push_back(c);
+  }
   // Segments from cudaMalloc chunks instead of mapped pages (virtual_memory off), lockfree, in
   // serve too: whether the device work on the pool's memory runs slower on pages mapped through the
   // virtual memory API (2 MiB each) than on cudaMalloc's, as serve/none's ring is.
