@@ -18,16 +18,4 @@ echo "soak stream exit=$?" | tee -a $o/summary.txt
 timeout 60 $b/stress --backend=cuda --variant=stream --threads=64 --streams=16 --duration=10 --inject=early-reuse \
   --quiet > $o/fault_early_reuse.txt 2>&1
 echo "fault early-reuse exit=$? (must be 1)" | tee -a $o/summary.txt
-cfgs=("bench_old stream" "bench stream" "bench_old lockfree" "bench stream-hold0" "bench lockfree")
-for r in 1 2 3 4 5 6; do
-  for i in "${!cfgs[@]}"; do
-    read -r exe a <<< "${cfgs[$(( (i + r - 1) % ${#cfgs[@]} ))]}"
-    tag=${exe#bench}; tag=${tag:+old}; tag=${tag:-new}
-    timeout 60 $b/$exe --backend=cuda --traces= --benchmark_filter="^serve/$a/mixed/real_time/threads:(16|64)\$" \
-      --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-      --benchmark_out=$o/ab/${tag}_${a}_r$r.json --benchmark_out_format=json > $o/ab/${tag}_${a}_r$r.log 2>&1
-    echo "serve $tag $a round=$r exit=$?" >> $o/summary.txt
-  done
-done
-echo "total $(( $(date +%s) - start )) s" | tee -a $o/summary.txt
-tar czf $OUT/a.tgz -C $OUT a
+bash "$(dirname "$0")/ab_rounds.sh" a "bench_old stream" "bench stream" "bench_old lockfree" "bench stream-hold0" "bench lockfree"

@@ -3,18 +3,4 @@
 # library as on main (s19's, the steal experiment of calls a-c reverted): stream, stream-nopoll
 # (poll_before_growth 0), stream-batch16 (epoch_batch 16), lockfree and lockfree-nopoll;
 # 16 and 64 threads, each in its own process per round, 6 rounds, the order rotating, 3 x 0.5 s.
-set -u
-b=.bundle/bin
-o=$OUT/d; mkdir -p $o/ab; start=$(date +%s)
-cfgs=("bench stream" "bench stream-nopoll" "bench lockfree" "bench stream-batch16" "bench lockfree-nopoll")
-for r in 1 2 3 4 5 6; do
-  for i in "${!cfgs[@]}"; do
-    read -r exe a <<< "${cfgs[$(( (i + r - 1) % ${#cfgs[@]} ))]}"
-    timeout 60 $b/$exe --backend=cuda --traces= --benchmark_filter="^serve/$a/mixed/real_time/threads:(16|64)\$" \
-      --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-      --benchmark_out=$o/ab/new_${a}_r$r.json --benchmark_out_format=json > $o/ab/new_${a}_r$r.log 2>&1
-    echo "serve $a round=$r exit=$?" >> $o/summary.txt
-  done
-done
-echo "total $(( $(date +%s) - start )) s" | tee -a $o/summary.txt
-tar czf $OUT/d.tgz -C $OUT d
+bash "$(dirname "$0")/ab_rounds.sh" d "bench stream" "bench stream-nopoll" "bench lockfree" "bench stream-batch16" "bench lockfree-nopoll"
