@@ -114,24 +114,25 @@ std::vector<allocator_config> allocators(bool with_peers) {
   // epochs grows at once when their events are still pending.
   cudapool::pool_options nopoll;
   nopoll.poll_before_growth = std::chrono::nanoseconds(0);
-  // stream and lockfree in serve too (s20, docs/results/2026-12-04-h200-s20): whether the poll (a
-  // spin of up to 20 us per miss that would grow) costs the stream variant requests/s at 64 threads
-  // on 16 CPUs.
-  for (const std::string& v : variants) {
-    allocator_config c{v + "-nopoll", allocator_config::kind::pool, v, nopoll, true};
-    c.serve = v == "stream" || v == "lockfree";
-    all.push_back(c);
-  }
-  // epoch_batch 16 (default 64), stream and lockfree, in serve (and pair/4096): whether the stream
-  // variant's large ranges, whose epochs close every epoch_batch frees on their stream, reach other
-  // streams too late at 64 threads.
+  // The stream variant's gap on serve/mixed at 64 threads (s20, docs/results/2026-12-04-h200-s20):
+  // stream and lockfree run -nopoll in serve too (does the poll, a spin of up to 20 us per miss
+  // that would grow, cost requests/s with 64 threads on 16 CPUs?), and -batch16 (epoch_batch 16,
+  // default 64) on pair/4096 and in serve (do the stream variant's large ranges, whose epochs close
+  // every epoch_batch frees on their stream, reach other streams too late?).
+  auto serving = [](allocator_config c) {
+    c.serve = true;
+    return c;
+  };
   cudapool::pool_options batch16;
   batch16.epoch_batch = 16;
   for (const std::string& v : variants) {
-    if (v != "stream" && v != "lockfree") continue;
-    allocator_config c{v + "-batch16", allocator_config::kind::pool, v, batch16, false};
-    c.serve = true;
-    all.push_back(c);
+    const allocator_config no_poll{v + "-nopoll", allocator_config::kind::pool, v, nopoll, true};
+    if (v != "stream" && v != "lockfree") {
+      all.push_back(no_poll);
+      continue;
+    }
+    all.push_back(serving(no_poll));
+    all.push_back(serving({v + "-batch16", allocator_config::kind::pool, v, batch16, false}));
   }
   // Segments from cudaMalloc chunks instead of mapped pages (virtual_memory off), lockfree, in
   // serve too: whether the device work on the pool's memory runs slower on pages mapped through the
@@ -139,9 +140,7 @@ std::vector<allocator_config> allocators(bool with_peers) {
   if (built("lockfree")) {
     cudapool::pool_options chunks;
     chunks.virtual_memory = false;
-    allocator_config c{"lockfree-chunks", allocator_config::kind::pool, "lockfree", chunks, true};
-    c.serve = true;
-    all.push_back(c);
+    all.push_back(serving({"lockfree-chunks", allocator_config::kind::pool, "lockfree", chunks, true}));
   }
   // Every slab 2 MiB (first_slab_bytes = slab_bytes, the layout before slabs doubled from 64 KiB),
   // on every workload: what the doubling does to the hot paths and to memory.
