@@ -1,6 +1,6 @@
 import json,glob,statistics as st,itertools,collections,sys,os
 DIR=sys.argv[1]  # where placement_runs.tgz was unpacked
-rows={'lockfree':[], 'tls':[]}
+rows={v:[] for v in json.load(open(sorted(glob.glob(os.path.join(DIR,'d_*.json')))[0]))['variants']}
 for f in sorted(glob.glob(os.path.join(DIR,'d_*.json'))):
     j=json.load(open(f)); err=f.replace('.json','.err')
     addrs={}
