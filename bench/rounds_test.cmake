@@ -2,8 +2,10 @@
 # own processes, round by round; run_rounds) on the simulated device, merge_rounds.py and
 # docs/make_results.py's reading of its serve.json or replay.json. The serve page must take each
 # round's ratios before the median over the rounds; the replay page must say where its figures come
-# from and show the rounds' spread; so that neither part can rot between GPU runs.
-#   cmake -DPART=serve|replay -DPYTHON=... -DBENCH=<bench binary> -DSOURCE_DIR=<repo> -DOUT_DIR=... -P this
+# from and show the rounds' spread; so that neither part can rot between GPU runs. CTest
+# `spread_part` runs the spread part the same way (bench's fresh processes and the instances probe,
+# -DINSTANCES=<instances binary>), and the page must show both.
+#   cmake -DPART=serve|replay|spread -DPYTHON=... -DBENCH=<bench binary> -DSOURCE_DIR=<repo> -DOUT_DIR=... -P this
 foreach(var PART PYTHON BENCH SOURCE_DIR OUT_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "rounds_test.cmake: -D${var}=... is required")
@@ -31,8 +33,18 @@ elseif(PART STREQUAL "replay")
   set(point "replay/lockfree/lm_infer_varseq/elided/real_time_median")
   set(needles "## Replay of recorded traces" "From gpu-suite's replay part, `replay.json`"
               "The rounds' spread, stream-ordered (cv of the 2 rounds' medians" "| lockfree | " "| mutex | ")
+elseif(PART STREQUAL "spread")
+  if(NOT DEFINED INSTANCES)
+    message(FATAL_ERROR "rounds_test.cmake: the spread part needs -DINSTANCES=<instances binary>")
+  endif()
+  file(CREATE_LINK "${INSTANCES}" "${OUT_DIR}/bundle/bin/instances" SYMBOLIC)
+  set(allocators)
+  set(env SPREAD_BACKEND=sim SPREAD_PROCESSES=2 SPREAD_REPETITIONS=2 SPREAD_ROUNDS=3 SPREAD_INSTANCES=3 SPREAD_CPU=0)
+  set(needles "### Single-thread spread between processes" "| `pair/tls/4096` | "
+              "Instance by instance (`instances`, spread_instances.json): 3 pools of a variant alive at once"
+              "| `tls` | free_1 | " "| `lockfree` | pinned_2 | ")
 else()
-  message(FATAL_ERROR "rounds_test.cmake: PART must be serve or replay, not '${PART}'")
+  message(FATAL_ERROR "rounds_test.cmake: PART must be serve, replay or spread, not '${PART}'")
 endif()
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env ${env} bash "${OUT_DIR}/bundle/gpu-suite" "${OUT_DIR}/run" ${PART}
@@ -59,8 +71,13 @@ if(PART STREQUAL "serve")
   endif()
 endif()
 include("${SOURCE_DIR}/docs/results_page.cmake")
-file(READ "${OUT_DIR}/run/${PART}.json" merged)
-cudapool_require_text("${PART}.json" "${merged}" "\"round_medians\"" "\"rounds\": 2" "${point}")
+if(PART STREQUAL "spread")
+  file(READ "${OUT_DIR}/run/spread_instances.json" merged)
+  cudapool_require_text("spread_instances.json" "${merged}" "\"pinned_2\"" "\"free_2\"" "\"f_instances\"")
+else()
+  file(READ "${OUT_DIR}/run/${PART}.json" merged)
+  cudapool_require_text("${PART}.json" "${merged}" "\"round_medians\"" "\"rounds\": 2" "${point}")
+endif()
 cudapool_results_page("${PYTHON}" "${SOURCE_DIR}/docs/make_results.py" "${OUT_DIR}/run" "${OUT_DIR}/page")
 cudapool_require_text("${page}" "${text}" ${needles})
 message(STATUS "${PART} rounds page: ${page}")

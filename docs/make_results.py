@@ -709,6 +709,39 @@ def section_spread(pg):
         rows.append(row)
     pg.add(*table(["benchmark", "free: min-max ns (max/min, processes)", "per CPU", "pinned",
                    "CPUs >10% above the fastest", "pinned CPU", "r with limit/stack"], rows))
+    section_spread_instances(pg)
+
+
+def section_spread_instances(pg):
+    """The instances probe (bench/instances.cpp), where the run has it: no text at all otherwise."""
+    path = pg.src("spread_instances.json")
+    d = read_json(path) if path else None
+    if not isinstance(d, dict) or not d.get("runs"):
+        return
+    pg.used.append(path)
+    runs = d["runs"]
+    first = next(iter(runs.values()))
+    pg.add("", f"Instance by instance (`instances`, spread_instances.json): {first.get('instances', '?')} pools of a "
+           f"variant alive at once in one process, {first.get('rounds', '?')} interleaved rounds of "
+           f"{first.get('pairs', '?')} pairs each, in processes pinned to one CPU and free. If placement decides, an "
+           "instance keeps its speed from round to round (the instances explain the variance, F of the instances "
+           "well above 1); if the host's state over time decides, the rounds do. Per process: the instances' "
+           "medians max/min, the rounds' medians max/min, the share of the variance of log(ns) the instances / the "
+           "rounds explain, and F of each.", "")
+    rows = []
+    variants = sorted({v for r in runs.values() for v in r.get("variants", {})})
+    for v in variants:
+        for tag in sorted(runs):
+            x = runs[tag].get("variants", {}).get(v)
+            if not x:
+                continue
+            im, rm = x["instance_medians"], x["round_medians"]
+            rows.append([f"`{v}`", tag, f"{fmt(min(im))}-{fmt(max(im))} ({fmt(max(im) / min(im))}x)",
+                         f"{fmt(max(rm) / min(rm))}x",
+                         f"{100 * x['instance_share']:.0f}% / {100 * x['round_share']:.0f}%",
+                         f"{fmt(x['f_instances'])} / {fmt(x['f_rounds'])}"])
+    pg.add(*table(["variant", "process", "instances' medians, ns (max/min)", "rounds' medians max/min",
+                   "variance: instances / rounds", "F: instances / rounds"], rows))
 
 
 def correlation(pairs):
