@@ -72,19 +72,20 @@ struct decomposition {
 decomposition decompose(const std::vector<std::vector<double>>& ns) {
   const std::size_t rounds = ns.size();
   const std::size_t n = ns.front().size();
+  std::vector<std::vector<double>> y(rounds, std::vector<double>(n));
   std::vector<double> row(rounds, 0), col(n, 0);
   double grand = 0;
   for (std::size_t r = 0; r < rounds; ++r) {
     for (std::size_t i = 0; i < n; ++i) {
-      const double y = std::log(ns[r][i]);
-      row[r] += y / static_cast<double>(n);
-      col[i] += y / static_cast<double>(rounds);
-      grand += y / static_cast<double>(rounds * n);
+      y[r][i] = std::log(ns[r][i]);
+      row[r] += y[r][i] / static_cast<double>(n);
+      col[i] += y[r][i] / static_cast<double>(rounds);
+      grand += y[r][i] / static_cast<double>(rounds * n);
     }
   }
   double total = 0, ss_rounds = 0, ss_instances = 0;
-  for (std::size_t r = 0; r < rounds; ++r) {
-    for (std::size_t i = 0; i < n; ++i) total += std::pow(std::log(ns[r][i]) - grand, 2);
+  for (const auto& yr : y) {
+    for (const double v : yr) total += (v - grand) * (v - grand);
   }
   for (const double m : row) ss_rounds += static_cast<double>(n) * std::pow(m - grand, 2);
   for (const double m : col) ss_instances += static_cast<double>(rounds) * std::pow(m - grand, 2);
@@ -124,7 +125,13 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the rounds' shuffles");
   app.add_option("--json", json_path, "write every measurement here");
   app.add_option("--inject-slow-instance", slow_iters, "the probe's test: instance 0 does this many more increments per pair");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+    std::fprintf(stderr, "instances: %s\n", e.what());
+    return 2;
+  }
 
   std::shared_ptr<cudapool::backend> device;
   try {
