@@ -140,7 +140,7 @@ TEST(ReplayMemory, MultiStreamReplayInEveryStreamOrder) {
 // pending longer than the other variants', the remap could unmap only the few without pending work,
 // and cnn_varbatch reserved 1.34x its live peak (H200 and sim; the others 1.05x) until every
 // epoch_batch stream-ordered frees on a stream closed its epoch of ranges
-// (pool_core::close_epoch_of_ranges).
+// (epoch_table::close_epoch_of_ranges).
 TEST(ReplayMemory, ThePluginsSettingsOnStreamOrderedReplaysOfEveryVariant) {
   pool_options plugin;
   plugin.max_class_bytes = std::size_t{64} << 10;

@@ -399,7 +399,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
 
 
 // limit/epoch_event: the host's cost of one epoch of stream-ordered frees, which every pool pays
-// per closed epoch whatever its variant: an event recorded on a stream (pool_core::close_epoch)
+// per closed epoch whatever its variant: an event recorded on a stream (close_epoch, core/epoch_protocol.hpp)
 // and, later, one query (reclaim). A ring of 64 events on one stream, as a pool reuses its
 // events: each iteration queries the event recorded 64 iterations before, once (a pool does not
 // wait either), and records it again. incomplete_queries_per_1k counts the queries that found

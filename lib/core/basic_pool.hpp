@@ -144,7 +144,7 @@ class basic_pool final : private core::free_list_sink {
 
   // Thread-safe. Records the event of s's open epoch of frees now.
   void flush_stream(stream_ref s) {
-    core_.flush_stream(s);
+    core_.epochs().flush_stream(s);
     admission_.forget();  // s may be destroyed next, and its handle reused on another device
   }
 
@@ -187,8 +187,8 @@ class basic_pool final : private core::free_list_sink {
   // free slab to the heap, and unmaps the heap's wholly free pages (the pages of
   // initial_reservation stay). Returns the bytes given back to the backend.
   std::size_t trim() {
-    core_.close_open_epochs();
-    core_.reclaim(*this);
+    core_.epochs().close_open_epochs();
+    core_.epochs().reclaim(*this);
     for (size_class c = 0; c < core_.classes().count(); ++c) core_.release_free_slabs(c, lists_.take_all(c), *this);
     return core_.trim_heap();
   }
@@ -264,7 +264,7 @@ class basic_pool final : private core::free_list_sink {
     } else {
       if (r.what == core::lookup_result::kind::block && !r.interior &&
           core_.retire(r, core::block_state::pending)) [[likely]] {
-        core_.defer(r.index, s);
+        core_.epochs().defer(r.index, s);
         return;
       }
     }
@@ -389,7 +389,7 @@ class basic_pool final : private core::free_list_sink {
         return;
       }
       (void)d.on_free(p, check_stream, s != nullptr);
-      if (deferred) return core_.defer(r.index, check_stream);
+      if (deferred) return core_.epochs().defer(r.index, check_stream);
       if constexpr (stream_partitioned<FreeLists>) {
         if (s != nullptr) return lists_.push(r.cls, r.index, *s);
       }
@@ -406,11 +406,11 @@ class basic_pool final : private core::free_list_sink {
 
   // The slow path, in order: reuse completed stream-ordered frees; reuse a block freed on s whose
   // epoch is open or not yet seen complete (stream order makes it safe, no event); close the open
-  // epochs that can give class c something (pool_core::close_epochs_for) and look again;
+  // epochs that can give class c something (epoch_table::close_epochs_for) and look again;
   // [stream-partitioned lists: take blocks of another stream that has completed its work, no wait];
   // poll the pending epochs for up to options().poll_before_growth, then grow (under byte_limit;
   // not past the release threshold for stream-partitioned lists; a new slab first closes the open
-  // epochs of large ranges, pool_core::close_epochs_of_ranges, and polls them); [stream-partitioned:
+  // epochs of large ranges, epoch_table::close_epochs_of_ranges, and polls them); [stream-partitioned:
   // only now, under pressure, take blocks of another stream behind a device-side wait, then wait
   // for pending frees]; then wait for all pending frees and give free slabs of other classes back
   // to the backend, and try once more. No stream waits on another while memory can be had
@@ -418,20 +418,20 @@ class basic_pool final : private core::free_list_sink {
   [[gnu::noinline]] block_index refill(size_class c, stream_ref s) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       // One pass for the attempt's reclaims: a stream found busy is not queried again in it.
-      const std::uint64_t pass = core_.new_reclaim_pass();
-      if (core_.reclaim(*this, pass) > 0) {
+      const std::uint64_t pass = core_.epochs().new_reclaim_pass();
+      if (core_.epochs().reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
-      if (block_index b = core_.take_from_own_epochs(c, s); b != no_block) return b;
-      core_.close_epochs_for(c);
-      if (core_.reclaim(*this, pass) > 0) {
+      if (block_index b = core_.epochs().take_from_own_epochs(c, s); b != no_block) return b;
+      core_.epochs().close_epochs_for(c);
+      if (core_.epochs().reclaim(*this, pass) > 0) {
         if (block_index b = pop(c, s); b != no_block) return b;
       }
       if constexpr (stream_partitioned<FreeLists>) {
         if (block_index b = lists_.steal(c, s, core::steal_mode::completed); b != no_block) return b;
         // Other partitions' surplus of c joins epochs on their streams: reusable by all once those
         // complete (often by the next miss), so partitions do not hoard while the pool grows.
-        if (lists_.donate(c, s) > 0 && core_.reclaim(*this, pass) > 0) {
+        if (lists_.donate(c, s) > 0 && core_.epochs().reclaim(*this, pass) > 0) {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
         if (!core_.over_release_threshold()) {
@@ -439,7 +439,7 @@ class basic_pool final : private core::free_list_sink {
           if (block_index b = grow_class(c, s); b != no_block) return b;
         }
         if (block_index b = lists_.steal(c, s, core::steal_mode::ordered); b != no_block) return b;
-        if (core_.wait_pending(*this) > 0) {
+        if (core_.epochs().wait_pending(*this) > 0) {
           if (block_index b = pop(c, s); b != no_block) return b;
         }
       } else {
@@ -447,7 +447,7 @@ class basic_pool final : private core::free_list_sink {
       }
       if (block_index b = grow_class(c, s); b != no_block) return b;
       if (attempt == 0) {
-        core_.wait_pending(*this);
+        core_.epochs().wait_pending(*this);
         if (block_index b = pop(c, s); b != no_block) return b;
         trim();
       }
@@ -456,13 +456,13 @@ class basic_pool final : private core::free_list_sink {
     return no_block;
   }
 
-  // Before a growth: polls the pending epochs (pool_core::poll_before_growth, within
+  // Before a growth: polls the pending epochs (epoch_table::poll_before_growth, within
   // options().poll_before_growth; a miss has just closed them) and tries `attempt` again after each
   // completion. What attempt found, or `none` once the budget is spent.
   template <class Attempt, class T>
   T poll_then(Attempt&& attempt, T none) {
-    core::pool_core::poll_deadline deadline{};
-    while (core_.poll_before_growth(*this, deadline) > 0) {
+    core::epoch_table::poll_deadline deadline{};
+    while (core_.epochs().poll_before_growth(*this, deadline) > 0) {
       if (T got = attempt(); got != none) return got;
     }
     return none;
@@ -473,7 +473,7 @@ class basic_pool final : private core::free_list_sink {
   block_index grow_class(size_class c, stream_ref s) {
     // The new slab's frame: large ranges pending on any stream are passed over, so their open
     // epochs close now (not at every miss) and the growth polls for them first.
-    if (core_.close_epochs_of_ranges() > 0) {
+    if (core_.epochs().close_epochs_of_ranges() > 0) {
       if (block_index b = poll_then([&] { return pop(c, s); }, no_block); b != no_block) return b;
     }
     if constexpr (requires(FreeLists& l) { l.before_growth(); }) {
@@ -508,9 +508,9 @@ class basic_pool final : private core::free_list_sink {
   // behind another stream's epoch would fit it more tightly (segment_heap::allocate's `behind`),
   // first close that epoch and look for completed ones (no wait), then take what is free; else, if
   // ranges wait behind epochs, close the open epochs of other streams' ranges
-  // (pool_core::close_epochs_for_large: first those that freed the request's bytes, then the
+  // (epoch_table::close_epochs_for_large: first those that freed the request's bytes, then the
   // others) and look for completed ones (no wait); then poll the pending epochs
-  // (pool_core::poll_before_growth) while ranges are pending; only then new memory (where that
+  // (epoch_table::poll_before_growth) while ranges are pending; only then new memory (where that
   // would remap pages pending behind s's own epochs, after waiting for them); else wait for every
   // pending free, trim (which gives wholly free slabs to the heap), and try once more. Free slabs are not taken on every miss: taking a variant's lists drains its caches
   // (tls) or waits for streams (stream).
@@ -518,13 +518,13 @@ class basic_pool final : private core::free_list_sink {
     const void* behind = nullptr;
     if (void* p = core_.allocate_large(bytes, alignment, s, false, &behind)) return p;
     if (behind != nullptr) {  // a tighter fit waits behind that stream's epoch; a looser one is free
-      core_.close_epoch_behind(stream_ref(const_cast<void*>(behind)));
-      core_.reclaim(*this);
+      core_.epochs().close_epoch_behind(stream_ref(const_cast<void*>(behind)));
+      core_.epochs().reclaim(*this);
       if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
     }
     for (const std::size_t least : {bytes, std::size_t{0}}) {  // those that freed its bytes, then any
       if (!core_.heap_pending()) break;
-      if (core_.close_epochs_for_large(s, least) > 0 && core_.reclaim(*this) > 0) {
+      if (core_.epochs().close_epochs_for_large(s, least) > 0 && core_.epochs().reclaim(*this) > 0) {
         if (void* p = core_.allocate_large(bytes, alignment, s, false)) return p;
       }
     }
@@ -537,10 +537,10 @@ class basic_pool final : private core::free_list_sink {
     bool wait_own = false;
     if (void* p = core_.allocate_large(bytes, alignment, s, true, nullptr, &wait_own)) return p;
     if (wait_own) {
-      core_.wait_stream(s, *this);
+      core_.epochs().wait_stream(s, *this);
       if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     }
-    core_.wait_pending(*this);
+    core_.epochs().wait_pending(*this);
     trim();
     if (void* p = core_.allocate_large(bytes, alignment, s, true)) return p;
     core_.count_oom();

@@ -48,7 +48,7 @@ struct basic_stream_epochs {
   // without the lock only by try_mark's compare-exchange, which adds 1 while the closing bit is
   // clear.
   typename Atomics::template atomic<std::uint64_t> marks{std::uint64_t{1} << mark_seq_shift};
-  // Their requested bytes (pool_core::note_mark_bytes, which adds to it without the lock: a note
+  // Their requested bytes (epoch_table::note_mark_bytes, which adds to it without the lock: a note
   // that races with a close may count its bytes in the next epoch, which then closes early).
   typename Atomics::template atomic<std::size_t> open_mark_bytes{0};
   std::uint64_t busy_pass = 0;  // the reclaim pass that last found the oldest closed epoch incomplete

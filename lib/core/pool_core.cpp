@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <limits>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 #include <unordered_map>
 
 namespace cudapool::core {
@@ -75,11 +73,10 @@ pool_core::pool_core(std::shared_ptr<backend> backend, const pool_options& optio
       options_(validated(options)),
       classes_(options_),
       variant_(variant),
-      heap_(*backend_, heap_config(options_)) {
+      heap_(*backend_, heap_config(options_)),
+      epochs_(*backend_, blocks_, heap_, classes_.count(), options_, observer_) {
   class_state_ = std::make_unique<class_state[]>(classes_.count());
   for (size_class c = 0; c < classes_.count(); ++c) class_state_[c].next_frame_bytes = first_frame_bytes(c);
-  epoch_shards_ = std::make_unique<epoch_shard[]>(epoch_shard_count);
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) epoch_shards_[i].pending_blocks.assign(classes_.count(), 0);
   debug_ = diagnostics::make(options_, *backend_);
   if (options_.initial_reservation > 0) {
     const std::size_t bytes = round_up(options_.initial_reservation, options_.slab_bytes);
@@ -99,7 +96,7 @@ pool_core::~pool_core() {
     void push_chain(size_class, block_chain) noexcept override {}
   } sink;
   try {
-    wait_pending(sink);
+    epochs_.wait_pending(sink);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: waiting for pending frees at destruction failed: %s\n", e.what());
   }
@@ -122,10 +119,10 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     return;
   }
   stream_tag tag;
-  stream_state* marked = nullptr;
+  epoch_table::stream_state* marked = nullptr;
   if (stream != nullptr) {
     try {
-      tag = mark_stream_free(*stream, &marked);
+      tag = epochs_.mark_stream_free(*stream, &marked);
     } catch (const std::exception& e) {
       // No epoch to wait behind (out of host memory, or the event failed): wait for the stream.
       std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed (%s); synchronizing the stream\n",
@@ -142,9 +139,9 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
   const segment_heap::free_result result = heap_.free(p, segment_heap::kind::large, tag, &requested);
   if (tag.completed != nullptr) {
     if (result != segment_heap::free_result::freed) {
-      unmark_stream_free(*stream, tag);
+      epochs_.unmark_stream_free(*stream, tag);
     } else if (heap_.several_streams()) {
-      note_mark_bytes(*stream, *marked, tag, requested);
+      epochs_.note_mark_bytes(*stream, *marked, tag, requested);
     }
   }
   switch (result) {
@@ -313,344 +310,6 @@ std::size_t pool_core::release_free_slabs(size_class c, block_chain taken, free_
   return released;
 }
 
-// ---- stream-ordered frees -------------------------------------------------------------------
-
-pool_core::epoch_shard& pool_core::shard_of(stream_ref s) const noexcept {
-  const auto h = reinterpret_cast<std::uintptr_t>(s.native());
-  return epoch_shards_[((h >> 4) ^ (h >> 12)) % epoch_shard_count];
-}
-
-void pool_core::defer(block_index b, stream_ref s) noexcept {
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  try {
-    stream_state& se = state_locked(shard, s);
-    se.open.push_back(b);
-    const size_class c = blocks_[b].size_class();
-    se.open_classes.set(c);
-    ++shard.pending_blocks[c];
-    if (se.open.size() + open_marks(se) >= options_.epoch_batch) close_locked(shard, se, close_reason::full);
-  } catch (const std::exception& e) {
-    // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
-    // this pool, reported here); a later close retries the event.
-    std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed: %s\n", e.what());
-  }
-}
-
-// A state is a map node that is never erased: the per-thread cache's pointer stays valid while
-// the pool lives.
-pool_core::stream_state& pool_core::state_of(stream_ref s) {
-  if (stream_state* const* cached = state_cache::find(id_, s)) [[likely]] return **cached;
-  epoch_shard& shard = shard_of(s);
-  stream_state* se = nullptr;
-  {
-    std::lock_guard lock(shard.mutex);
-    se = &state_locked(shard, s);
-  }
-  state_cache::put(id_, s, se);
-  return *se;
-}
-
-pool_core::stream_state& pool_core::state_locked(epoch_shard& shard, stream_ref s) {
-  stream_state& se = shard.streams[s.native()];
-  se.stream = s;
-  if (!shard.has_streams.load(std::memory_order_relaxed)) shard.has_streams.store(true, std::memory_order_relaxed);
-  return se;
-}
-
-// Without a lock unless the epoch is full or being closed (epoch_protocol.hpp's try_mark). With a
-// lock per mark it was one of the three or four lock pairs of a stream-ordered large free and its
-// reuse.
-stream_tag pool_core::mark_stream_free(stream_ref s, stream_state** state) {
-  stream_state& se = state_of(s);
-  *state = &se;
-  std::size_t count = 0;
-  std::uint64_t seq = try_mark(se, &count);
-  if (seq != 0 && count < options_.epoch_batch) [[likely]] return stream_tag{&se.completed, seq, s.native(), true};
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  if (seq == 0) seq = mark_locked(se);  // after the close that was under way
-  if (open_seq(se) == seq && se.open.size() + open_marks(se) >= options_.epoch_batch) {
-    close_or_report(shard, se, close_reason::full);  // on failure the mark stays in the open epoch
-  }
-  return stream_tag{&se.completed, seq, s.native(), true};
-}
-
-void pool_core::unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept {
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  const auto it = shard.streams.find(s.native());
-  // Once its epoch is closed the mark costs one event that covers nothing; it changes no block.
-  if (it != shard.streams.end()) unmark(it->second, tag.epoch);
-}
-
-void pool_core::close_ranges_of(stream_ref s, close_reason why) noexcept {
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  const auto it = shard.streams.find(s.native());
-  if (it == shard.streams.end() || open_marks(it->second) == 0) return;
-  close_or_report(shard, it->second, why);
-}
-
-void pool_core::close_epoch_of_ranges(stream_ref s) noexcept { close_ranges_of(s, close_reason::full); }
-
-void pool_core::close_epoch_behind(stream_ref s) noexcept { close_ranges_of(s, close_reason::slow_path); }
-
-// An epoch's large ranges are closed behind their event once they hold this share of the mapped
-// bytes. Without it the epoch of a stream whose small frees never join an epoch (the stream
-// variant's partitions) stayed open until epoch_batch large frees or a miss, and a miss right after
-// closing finds the new event not yet complete: the heap grew while the ranges waited.
-constexpr std::size_t mark_close_share = 16;
-
-void pool_core::note_mark_bytes(stream_ref s, stream_state& se, const stream_tag& tag, std::size_t bytes) noexcept {
-  // Without the lock below the share: it was one of the four lock pairs of a stream-ordered large
-  // free and its reuse (replay of mlp_4stream).
-  const std::size_t now = se.open_mark_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  if (now < heap_.mapped_bytes() / mark_close_share) return;
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  if (open_seq(se) != tag.epoch) return;  // closed meanwhile
-  if (se.open_mark_bytes.load(std::memory_order_relaxed) < heap_.mapped_bytes() / mark_close_share) return;
-  close_or_report(shard, se, close_reason::bytes);
-}
-
-void pool_core::close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept {
-  try {
-    close_locked(shard, se, why);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
-  }
-}
-
-void pool_core::close_locked(epoch_shard& shard, stream_state& se, close_reason why) {
-  if (!close_epoch(backend_, se)) return;  // record the event, then publish the epoch
-  se.open_classes.reset();
-  add_closed(shard, 1);
-  closed_epochs_.fetch_add(1, std::memory_order_relaxed);
-  epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
-}
-
-bool pool_core::defer_chain(block_chain chain, stream_ref s) noexcept {
-  if (chain.empty()) return true;
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  stream_state* found = nullptr;
-  try {  // everything that allocates, before any block changes
-    found = &state_locked(shard, s);
-    found->open.reserve(found->open.size() + chain.count);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudapool: deferring %zu blocks failed: %s\n", chain.count, e.what());
-    return false;
-  }
-  stream_state& se = *found;
-  block_index b = chain.head;
-  for (std::size_t i = 0; i < chain.count; ++i) {
-    block_entry& e = blocks_[b];
-    e.meta.store(block_entry::pack(block_state::pending, 0), std::memory_order_relaxed);
-    se.open.push_back(b);
-    se.open_classes.set(e.size_class());
-    ++shard.pending_blocks[e.size_class()];
-    b = e.next.load(std::memory_order_relaxed);
-  }
-  close_or_report(shard, se, close_reason::other);
-  return true;
-}
-
-void pool_core::order_after(stream_ref waiter, stream_ref producer) {
-  event_handle e = backend_->acquire_event();
-  try {
-    backend_->record(e, producer);
-    backend_->stream_wait(waiter, e);  // captures the record: the event may be reused at once
-  } catch (...) {
-    backend_->release_event(e);
-    throw;
-  }
-  backend_->release_event(e);
-  stream_waits_.fetch_add(1, std::memory_order_relaxed);  // one event recorded, one wait
-}
-
-void pool_core::flush_stream(stream_ref s) {
-  {
-    epoch_shard& shard = shard_of(s);
-    std::lock_guard lock(shard.mutex);
-    auto it = shard.streams.find(s.native());
-    if (it != shard.streams.end()) close_locked(shard, it->second, close_reason::other);
-  }
-  heap_.forget_stream(s.native());  // the handle may name another stream once s is destroyed
-}
-
-template <class Predicate>
-std::size_t pool_core::close_epochs_if(Predicate&& close) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
-    epoch_shard& shard = epoch_shards_[i];
-    if (!shard.has_streams.load(std::memory_order_relaxed)) continue;  // no lock to take
-    std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) {
-      if (!close(key, se)) continue;
-      const std::size_t before = shard.closed.load(std::memory_order_relaxed);
-      close_locked(shard, se, close_reason::slow_path);
-      n += shard.closed.load(std::memory_order_relaxed) - before;
-    }
-  }
-  return n;
-}
-
-block_index pool_core::take_from_own_epochs(size_class c, stream_ref s) noexcept {
-  if (s.native() == nullptr) return no_block;
-  epoch_shard& shard = shard_of(s);
-  std::lock_guard lock(shard.mutex);
-  if (shard.pending_blocks[c] == 0) return no_block;
-  const auto it = shard.streams.find(s.native());
-  if (it == shard.streams.end()) return no_block;
-  stream_state& se = it->second;
-  // Takes the latest block of class c in `items`, or no_block.
-  const auto take = [&](std::vector<block_index>& items) {
-    for (std::size_t i = items.size(); i-- > 0;) {
-      const block_index b = items[i];
-      block_entry& e = blocks_[b];
-      if (e.size_class() != c) continue;
-      items[i] = items.back();
-      items.pop_back();
-      --shard.pending_blocks[c];
-      e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
-      return b;
-    }
-    return no_block;
-  };
-  if (se.open_classes[c]) {
-    if (const block_index b = take(se.open); b != no_block) return b;
-    se.open_classes.reset(c);
-  }
-  // Closed epochs, the latest first: their events may still be pending (a miss right after a
-  // close), but stream order protects s as for the open epoch. The search is bounded (a stream far
-  // behind its host thread keeps many epochs); older ones are the first to complete anyway.
-  constexpr std::size_t searched = 8;
-  std::size_t n = 0;
-  for (auto ep = se.closed.rbegin(); ep != se.closed.rend() && n < searched; ++ep, ++n) {
-    if (const block_index b = take(ep->items); b != no_block) return b;
-  }
-  return no_block;
-}
-
-void pool_core::close_open_epochs() {
-  close_epochs_if([](const void*, const stream_state&) { return true; });
-}
-
-std::size_t pool_core::close_epochs_for(size_class c) {
-  return close_epochs_if([c](const void*, const stream_state& se) { return se.open_classes[c]; });
-}
-
-std::size_t pool_core::close_epochs_of_ranges() {
-  return close_epochs_if([](const void*, const stream_state& se) { return open_marks(se) > 0; });
-}
-
-std::size_t pool_core::close_epochs_for_large(stream_ref s, std::size_t least_bytes) {
-  return close_epochs_if([s, least_bytes](const void* key, const stream_state& se) {
-    return open_marks(se) > 0 && key != s.native() && se.open_mark_bytes.load(std::memory_order_relaxed) >= least_bytes;
-  });
-}
-
-// Moves a completed epoch's blocks to `done`, takes them off the shard's pending counts, and lets
-// the heap's ranges freed in it (and before it) go to any stream. Under the shard's lock.
-void pool_core::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done) {
-  collect_epoch(backend_, se, ep, done, [&](block_index b) { --shard.pending_blocks[blocks_[b].size_class()]; });
-  heap_.note_completion();
-  add_closed(shard, -1);
-  closed_epochs_.fetch_sub(1, std::memory_order_relaxed);
-  epochs_reclaimed_.fetch_add(1, std::memory_order_relaxed);
-}
-
-std::size_t pool_core::reclaim(free_list_sink& sink, std::uint64_t pass) {
-  std::vector<block_index> done;
-  std::size_t epochs = 0;
-  // Nothing closed in any shard: no shard's lock to take (16 of them). A close by another thread
-  // that this load misses is one this reclaim could as well have run before.
-  const bool any_closed = closed_epochs_.load(std::memory_order_relaxed) != 0;
-  for (std::size_t i = 0; any_closed && i < epoch_shard_count; ++i) {
-    epoch_shard& shard = epoch_shards_[i];
-    if (shard.closed.load(std::memory_order_relaxed) == 0) continue;  // no lock to take
-    std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) {
-      if (pass != 0 && se.busy_pass == pass) continue;  // found incomplete in this pass already
-      // s: clang 14 does not capture a structured binding.
-      collect_completed(backend_, se, [&, &s = se](epoch& ep) { collect_locked(shard, s, ep, done); }, epochs);
-      if (pass != 0 && !se.closed.empty()) se.busy_pass = pass;  // its oldest closed epoch was found incomplete
-    }
-  }
-  release_items(done, sink);
-  if (debug_) debug_->poll();
-  return epochs;
-}
-
-std::size_t pool_core::poll_before_growth(free_list_sink& sink, poll_deadline& deadline) {
-  const std::chrono::nanoseconds budget = options_.poll_before_growth;
-  if (budget.count() == 0 || closed_epochs_.load(std::memory_order_relaxed) == 0) return 0;
-  if (deadline == poll_deadline{}) deadline = std::chrono::steady_clock::now() + budget;
-  do {
-    if (const std::size_t n = reclaim(sink); n > 0) return n;
-    std::this_thread::yield();  // the sim's stream workers share the cores; a device query is itself slow
-  } while (closed_epochs_.load(std::memory_order_relaxed) != 0 && std::chrono::steady_clock::now() < deadline);
-  return 0;
-}
-
-// Closes se's open epoch and blocks until its closed epochs completed; under the shard's lock.
-std::size_t pool_core::wait_locked(epoch_shard& shard, stream_state& se, std::vector<block_index>& done) {
-  close_locked(shard, se, close_reason::slow_path);
-  std::size_t epochs = 0;
-  for (epoch& ep : se.closed) {
-    backend_->wait(ep.event);
-    collect_locked(shard, se, ep, done);
-    ++epochs;
-  }
-  se.closed.clear();
-  return epochs;
-}
-
-std::size_t pool_core::wait_pending(free_list_sink& sink) {
-  std::vector<block_index> done;
-  std::size_t epochs = 0;
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
-    epoch_shard& shard = epoch_shards_[i];
-    std::lock_guard lock(shard.mutex);
-    for (auto& [key, se] : shard.streams) epochs += wait_locked(shard, se, done);
-  }
-  release_items(done, sink);
-  return epochs;
-}
-
-std::size_t pool_core::wait_stream(stream_ref s, free_list_sink& sink) {
-  std::vector<block_index> done;
-  std::size_t epochs = 0;
-  {
-    epoch_shard& shard = shard_of(s);
-    std::lock_guard lock(shard.mutex);
-    const auto it = shard.streams.find(s.native());
-    if (it != shard.streams.end()) epochs = wait_locked(shard, it->second, done);
-  }
-  release_items(done, sink);
-  return epochs;
-}
-
-// Blocks of completed epochs: pending -> free, chained per class for the sink.
-void pool_core::release_items(std::vector<block_index>& items, free_list_sink& sink) {
-  if (items.empty()) return;
-  std::vector<block_chain> chains(classes_.count());
-  for (const block_index item : items) {
-    block_entry& e = blocks_[item];
-    e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
-    block_chain& ch = chains[e.size_class()];
-    e.next.store(ch.head, std::memory_order_relaxed);
-    ch.head = item;
-    if (ch.empty()) ch.tail = item;
-    ++ch.count;
-  }
-  for (size_class c = 0; c < chains.size(); ++c) {
-    if (!chains[c].empty()) sink.push_chain(c, chains[c]);
-  }
-  sample_peaks();
-}
-
 // ---- stats and reports ----------------------------------------------------------------------
 
 std::size_t pool_core::in_use_bytes_now() const noexcept {
@@ -688,12 +347,7 @@ pool_stats pool_core::stats() const {
   st.classes.resize(classes_.count());
   const std::int64_t requested = counters_.sum(requested_counter);
   st.requested_bytes = requested > 0 ? static_cast<std::size_t>(requested) : 0;
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
-    const epoch_shard& shard = epoch_shards_[i];
-    std::lock_guard lock(shard.mutex);
-    for (size_class c = 0; c < classes_.count(); ++c) st.classes[c].pending_blocks += shard.pending_blocks[c];
-    st.pending_epochs += shard.closed.load(std::memory_order_relaxed);
-  }
+  epochs_.add_stats(st);  // pending blocks per class, before the bytes below
   for (size_class c = 0; c < classes_.count(); ++c) {
     class_stats& cs = st.classes[c];
     cs.block_bytes = classes_.bytes(c);
@@ -720,18 +374,6 @@ pool_stats pool_core::stats() const {
   st.trims = st.heap.unmaps;
   st.ooms = ooms_.load(std::memory_order_relaxed);
   st.invalid_frees = invalid_frees_.load(std::memory_order_relaxed);
-  const auto closed = [this](close_reason r) {
-    return epochs_closed_[static_cast<std::size_t>(r)].load(std::memory_order_relaxed);
-  };
-  st.epochs_closed_full = closed(close_reason::full);
-  st.epochs_closed_bytes = closed(close_reason::bytes);
-  st.epochs_closed_slow_path = closed(close_reason::slow_path);
-  st.epochs_closed_other = closed(close_reason::other);
-  st.stream_waits = stream_waits_.load(std::memory_order_relaxed);
-  // An event per closed epoch and per device-side wait (order_after).
-  st.events_recorded = st.epochs_closed_full + st.epochs_closed_bytes + st.epochs_closed_slow_path +
-                       st.epochs_closed_other + st.stream_waits;
-  st.epochs_reclaimed = epochs_reclaimed_.load(std::memory_order_relaxed);
   return st;
 }
 
@@ -853,21 +495,7 @@ pointer_info pool_core::describe(const void* p) const {
         break;
       case block_state::pending: {
         info.status = pointer_info::state::pending;
-        for (std::size_t i = 0; i < epoch_shard_count && info.pending_stream_id == 0; ++i) {
-          const epoch_shard& shard = epoch_shards_[i];
-          std::lock_guard lock(shard.mutex);
-          for (const auto& [key, se] : shard.streams) {
-            auto has = [&](const std::vector<std::uint32_t>& items) {
-              return std::find(items.begin(), items.end(), r.index) != items.end();
-            };
-            bool found = has(se.open);
-            for (const epoch& ep : se.closed) found = found || has(ep.items);
-            if (found) {
-              info.pending_stream_id = se.stream.native() == nullptr ? 0 : backend_->stream_id(se.stream);
-              break;
-            }
-          }
-        }
+        info.pending_stream_id = epochs_.pending_stream_of(r.index);
         break;
       }
       default:
@@ -936,25 +564,7 @@ oom_report pool_core::exhaustion_report(std::size_t bytes, std::size_t alignment
     }
   }
   const std::vector<std::pair<const void*, std::size_t>> heap_pending = heap_.pending_by_stream();
-  for (std::size_t i = 0; i < epoch_shard_count; ++i) {
-    const epoch_shard& shard = epoch_shards_[i];
-    std::lock_guard lock(shard.mutex);
-    for (const auto& [key, se] : shard.streams) {
-      oom_report::stream_holding h;
-      for (const auto& [stream, bytes] : heap_pending) {
-        if (stream == se.stream.native()) h.pending_bytes += bytes;
-      }
-      auto count = [&](const std::vector<block_index>& items) {
-        for (const block_index b : items) h.pending_bytes += classes_.bytes(blocks_[b].size_class());
-      };
-      count(se.open);
-      for (const epoch& ep : se.closed) count(ep.items);
-      h.pending_epochs = se.closed.size() + (se.open.empty() ? 0 : 1);
-      if (h.pending_bytes == 0) continue;  // only streams that hold something (and so are alive)
-      h.stream_id = se.stream.native() == nullptr ? 0 : backend_->stream_id(se.stream);
-      r.streams.push_back(h);
-    }
-  }
+  epochs_.add_holdings(r, heap_pending, [this](size_class c) { return classes_.bytes(c); });
   return r;
 }
 

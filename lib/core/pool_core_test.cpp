@@ -146,7 +146,7 @@ TEST(PoolCore, AMissClosesOnlyTheEpochsThatCanServeIt) {
 }
 
 // A miss that a block of its class serves closes no epoch of large ranges: those close only before
-// a new slab (pool_core::close_epochs_of_ranges). Closed by every miss before, they cost the replay
+// a new slab (epoch_table::close_epochs_of_ranges). Closed by every miss before, they cost the replay
 // of mlp_4stream 29 of its 56 events per 1000 operations.
 TEST(PoolCore, AMissServedByItsClassClosesNoRangeEpoch) {
   auto device = std::shared_ptr<sim_backend>(make_sim_backend());

@@ -89,7 +89,7 @@ class segment_heap {
   // With `wait_own` (growth for a given stream): nullptr and *wait_own = true when growth would
   // remap (remap_ratio) and can unmap fewer pages now than it could once the ranges pending behind
   // the caller's own stream's epochs complete. The caller waits for its stream's epochs
-  // (pool_core::wait_stream) and asks again without it. Without the wait, which pages remap moved
+  // (epoch_table::wait_stream) and asks again without it. Without the wait, which pages remap moved
   // depended on how far the device had got when a request missed (lm_train in PyTorch: 2748-2824
   // MiB mapped between processes, docs/results/2026-12-02-h200-s11), and a stream-ordered replay
   // of cnn_varbatch reserved 1.33x its live peak with remap against 1.03x without.

@@ -2,7 +2,7 @@
 // own may reuse it, and the two rules over it that the heap applies under its lock: who may reuse a
 // range (safe_for) and what a merge of two free neighbours waits for (merge_tags). Written once so
 // that the model test (core/model/segment_heap_model.cpp) checks this code with Relacy's atomics:
-// the tag's `completed` word is the one lock-free read of the heap (written by pool_core's reclaim
+// the tag's `completed` word is the one lock-free read of the heap (written by epoch_table's reclaim
 // under an epoch shard's lock, read under the heap's).
 #pragma once
 

@@ -4,7 +4,7 @@
 // threads cycle over a few streams.
 //
 // Users: stream_admission (a stream checked against the pool's device, with the generation of the
-// check) and pool_core's epochs (the stream's state, a map node that is never erased). Each user
+// check) and epoch_table's epochs (the stream's state, a map node that is never erased). Each user
 // passes its own Tag, so each has its own thread-local entries; owner ids come from one counter
 // and are never reused, so an entry of a destroyed owner never matches a new one.
 //

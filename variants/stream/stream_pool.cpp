@@ -96,7 +96,7 @@ struct partition_donor {
     queries.fetch_add(1, std::memory_order_relaxed);
     return core.device().query_stream(donor);
   }
-  void order() { core.order_after(taker, donor); }
+  void order() { core.epochs().order_after(taker, donor); }
 };
 }  // namespace
 
@@ -128,7 +128,7 @@ std::size_t stream_free_lists::donate(core::size_class c, stream_ref s) noexcept
     if (p == mine || p->stacks[c].stack.peek_unsafe() == no_block) continue;
     const core::block_chain chain = donate_from(p->stacks[c].stack, blocks_, batch_[c], backoff_);
     if (chain.empty()) continue;
-    if (!core_.defer_chain(chain, p->stream)) {  // out of host memory: the blocks stay with P
+    if (!core_.epochs().defer_chain(chain, p->stream)) {  // out of host memory: the blocks stay with P
       p->stacks[c].stack.push_chain(blocks_, chain.head, chain.tail, backoff_);
       continue;
     }
@@ -167,7 +167,7 @@ void stream_free_lists::retire_stream(stream_ref s) {
   const core::block_chain all =
       drain_partition(blocks_, class_count_, [p](core::size_class c) -> core::tagged_stack<>& { return p->stacks[c].stack; });
   defer_or_wait(all, s);
-  core_.flush_stream(s);  // large frees on s too
+  core_.epochs().flush_stream(s);  // large frees on s too
   generation_.fetch_add(1, std::memory_order_release);
 }
 
@@ -179,7 +179,7 @@ void stream_free_lists::wait_for_recorded(block_index b, stream_ref s) noexcept 
 }
 
 void stream_free_lists::defer_or_wait(core::block_chain chain, stream_ref s) noexcept {
-  if (core_.defer_chain(chain, s)) return;
+  if (core_.epochs().defer_chain(chain, s)) return;
   try {
     core_.device().synchronize(s);
   } catch (const std::exception& e) {
@@ -199,7 +199,7 @@ void stream_free_lists::wait_for(const std::vector<stream_ref>& streams, stream_
   for (stream_ref other : streams) {
     if (other == s) continue;
     try {
-      core_.order_after(s, other);
+      core_.epochs().order_after(s, other);
     } catch (const std::exception& e) {
       // Without the device-side wait, the host waits: slower, still correct.
       std::fprintf(stderr, "cudapool: record_stream wait failed (%s); synchronizing instead\n", e.what());

@@ -1,6 +1,6 @@
 // segment_heap_model.cpp - Relacy model of the segment heap's split and coalesce against a
 // concurrent stream-ordered free: a range freed on stream S is reusable at once by S, by any other
-// stream only once S's epoch's event completed (pool_core's reclaim stores the epoch in
+// stream only once S's epoch's event completed (epoch_table's reclaim stores the epoch in
 // stream_epochs::completed, release; stream_tag::resolved() reads it, acquire). The tag rules are
 // the library's (core/stream_tag.hpp: basic_stream_tag, safe_for, merge_tags), instantiated with
 // Relacy's atomics; the heap's extents are a small model of segment_heap's (its free lists, index

@@ -4,7 +4,7 @@
 // the retired stream, the donation of a partition's surplus (donate_from), and record_stream. steal_from and drain_partition (stream/partition_steal.hpp),
 // basic_recorded_streams (core/recorded_streams.hpp) and tagged_stack are the library's code,
 // instantiated with Relacy's atomics; the backend (a stream query, an event, a device-side wait),
-// pool_core's epoch and the recorded streams' map are the model's.
+// epoch_table's epoch and the recorded streams' map are the model's.
 //
 // Streams are device threads where their order matters: a kernel is a use of the blocks' device
 // memory (model_blocks.hpp's payload, an rl::var), and a stream's completion is a release store its
@@ -312,8 +312,8 @@ enum class retire_bug { none, one_class_drained, no_epoch };
 
 // 4 threads. S's partition holds blocks 0 and 2 (class 0) and 1 (class 1), all freed on S behind
 // S's kernel. A thread allocates on S (pops class 0) while another retires S
-// (drain_partition, then pool_core::defer_chain: one epoch behind an event recorded on S); a thread
-// on another stream reclaims the epoch once its event completed (pool_core::reclaim, under the
+// (drain_partition, then epoch_table::defer_chain: one epoch behind an event recorded on S); a thread
+// on another stream reclaims the epoch once its event completed (epoch_table::reclaim, under the
 // shard's lock) and reuses a block; S's device thread runs the kernel and completes.
 template <retire_bug Bug>
 struct retire_model : rl::test_suite<retire_model<Bug>, 4> {
@@ -369,7 +369,7 @@ enum class donate_bug { none, no_epoch, push_back_relaxed };
 // 4 threads. P's partition holds blocks 0, 1 and 2, freed on P behind P's kernel. P's host
 // allocates and frees on P (a pop, then a push of the same block: stream order, no device use to
 // model) while a miss on S donates P's surplus (donate_from, keeping one block; the rest join an
-// epoch behind an event recorded on P now: pool_core::defer_chain); a thread on another stream
+// epoch behind an event recorded on P now: epoch_table::defer_chain); a thread on another stream
 // reclaims the epoch once its event completed and reuses a block; P's device thread runs the kernel
 // and completes.
 template <donate_bug Bug>

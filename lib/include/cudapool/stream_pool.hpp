@@ -135,7 +135,7 @@ class stream_free_lists {
     alignas(64) std::atomic<std::uint32_t> frees{0};
   };
   // Every epoch_batch stream-ordered frees on s: s's open epoch of large ranges closes
-  // (pool_core::close_epoch_of_ranges), as in the variants whose epochs hold these frees too.
+  // (epoch_table::close_epoch_of_ranges), as in the variants whose epochs hold these frees too.
   void count_free(partition& p, stream_ref s) noexcept {
     const std::uint32_t n = p.frees.load(std::memory_order_relaxed) + 1;
     if (n < core_.options().epoch_batch) [[likely]] {
@@ -143,7 +143,7 @@ class stream_free_lists {
       return;
     }
     p.frees.store(0, std::memory_order_relaxed);
-    core_.close_epoch_of_ranges(s);
+    core_.epochs().close_epoch_of_ranges(s);
   }
   struct last_used {  // zero-initialised: pool ids start at 1
     std::uint64_t pool;
