@@ -118,23 +118,13 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     report_invalid(p, r.interior ? invalid_free_reason::interior_pointer : invalid_free_reason::double_free);
     return;
   }
-  stream_tag tag;
   epoch_table::stream_state* marked = nullptr;
-  if (stream != nullptr) {
-    try {
-      tag = epochs_.mark_stream_free(*stream, &marked);
-    } catch (const std::exception& e) {
-      // No epoch to wait behind (out of host memory, or the event failed): wait for the stream.
-      std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed (%s); synchronizing the stream\n",
-                   e.what());
-      try {
-        backend_->synchronize(*stream);
-      } catch (const std::exception& e2) {
-        std::fprintf(stderr, "cudapool: synchronizing failed too (%s): %p is lost to the pool\n", e2.what(), p);
-        return;
-      }
-    }
-  }
+  bool lost = false;
+  // Built in place (no copy of a returned tag: copied, its last bytes were read as one 16-byte load
+  // over the separate stores that had just written them, a store-forwarding stall on every
+  // stream-ordered large free).
+  const stream_tag tag = stream == nullptr ? stream_tag{} : mark_or_synchronize(p, *stream, &marked, &lost);
+  if (lost) return;
   std::size_t requested = 0;
   const segment_heap::free_result result = heap_.free(p, segment_heap::kind::large, tag, &requested);
   if (tag.completed != nullptr) {
@@ -162,6 +152,24 @@ void pool_core::deallocate_other(const void* p, const lookup_result& r, const st
     case segment_heap::free_result::foreign:
       return report_invalid(p, invalid_free_reason::foreign_pointer);
   }
+}
+
+stream_tag pool_core::mark_or_synchronize(const void* p, stream_ref s, epoch_table::stream_state** marked,
+                                          bool* lost) noexcept {
+  try {
+    return epochs_.mark_stream_free(s, marked);
+  } catch (const std::exception& e) {
+    // No epoch to wait behind (out of host memory, or the event failed): wait for the stream.
+    std::fprintf(stderr, "cudapool: deferring a stream-ordered free failed (%s); synchronizing the stream\n",
+                 e.what());
+  }
+  try {
+    backend_->synchronize(s);
+  } catch (const std::exception& e2) {
+    std::fprintf(stderr, "cudapool: synchronizing failed too (%s): %p is lost to the pool\n", e2.what(), p);
+    *lost = true;
+  }
+  return {};
 }
 
 void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow, const void** behind,

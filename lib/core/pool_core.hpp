@@ -233,6 +233,11 @@ class pool_core {
   static constexpr std::size_t large_alloc_counter = requested_counter + 1;
   static constexpr std::size_t large_free_counter = requested_counter + 2;
 
+  // The tag of a stream-ordered large free of p on s (its mark in s's open epoch). When no epoch
+  // can take it: synchronizes s and returns no tag, and when that fails too sets *lost (p stays
+  // used, reported).
+  [[nodiscard]] stream_tag mark_or_synchronize(const void* p, stream_ref s, epoch_table::stream_state** marked,
+                                               bool* lost) noexcept;
   void report_leaks() const;
   [[nodiscard]] std::size_t in_use_bytes_now() const noexcept;
   void sample_peaks() const noexcept;

@@ -77,7 +77,8 @@ class segment_heap {
 
   // An extent of at least `bytes` (rounded up to 256 B) at `alignment` (a power of two >= 256), with
   // no pending work on any stream but `use`'s. Maps pages (or takes a chunk) when none fits and
-  // may_grow and the config allow it. nullptr when it cannot; throws backend_error when the backend
+  // may_grow and the config allow it. nullptr when it cannot (and for an alignment that is not a
+  // power of two); throws backend_error when the backend
   // fails otherwise, and std::bad_alloc when host memory runs out.
   // With `behind`, once several streams have freed into the heap: nullptr, and in *behind the
   // stream, when the range found lies in a hole at least eight times the request and a range

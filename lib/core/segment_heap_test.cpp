@@ -96,6 +96,18 @@ TEST_P(SegmentHeap, HonoursAlignmentUpToOneGiB) {
   if (GetParam()) EXPECT_LE(heap->stats().mapped_bytes, 12 * page);
 }
 
+// Alignments are powers of two (the pools reject others before they reach the heap); the heap
+// answers another with nothing rather than a misaligned range.
+TEST_P(SegmentHeap, AnAlignmentThatIsNotAPowerOfTwoGetsNothing) {
+  auto heap = make();
+  EXPECT_EQ(heap->allocate(1000, 3 * 256, kind::large, {}, true), nullptr);
+  EXPECT_EQ(heap->stats().mapped_bytes, 0u);
+  void* p = heap->allocate(1000, 4 * 256, kind::large, {}, true);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(addr(p) % (4 * 256), 0u);
+  EXPECT_EQ(heap->free(p, kind::large, {}), segment_heap::free_result::freed);
+}
+
 TEST_P(SegmentHeap, StreamOrderedReuse) {
   auto heap = make();
   std::atomic<std::uint64_t> completed{0};
