@@ -46,6 +46,14 @@ elseif(PART STREQUAL "spread")
 else()
   message(FATAL_ERROR "rounds_test.cmake: PART must be serve, replay or spread, not '${PART}'")
 endif()
+if(PART STREQUAL "replay")
+  # As .ci/gpu-bundle carries it: bin/ packed into bin.tar.xz, which gpu-suite unpacks.
+  execute_process(COMMAND tar -chJf bin.tar.xz bin WORKING_DIRECTORY "${OUT_DIR}/bundle" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tar -cJf bin.tar.xz exited ${rc}")
+  endif()
+  file(REMOVE_RECURSE "${OUT_DIR}/bundle/bin")
+endif()
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env ${env} bash "${OUT_DIR}/bundle/gpu-suite" "${OUT_DIR}/run" ${PART}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
