@@ -265,6 +265,7 @@ void segment_heap::ensure_spare(std::size_t n) {
     pending_.reserve(std::max(want, pending_.capacity()));
     resolved_.reserve(std::max(want, resolved_.capacity()));
     extents_.emplace_back();
+    requested_.push_back(0);
     free_ids_.push_back(static_cast<std::uint32_t>(extents_.size() - 1));
   }
 }
@@ -545,7 +546,7 @@ void* segment_heap::take(run r, std::size_t bytes, std::size_t alignment, kind k
   extent& me = extents_[id];
   me.st = state::used;
   me.what = k;
-  me.requested = requested;
+  requested_[id] = requested;
   me.tag = {};
   index_.insert(me.base, id);
   peak_used_ = std::max(peak_used_, mapped_.load(std::memory_order_relaxed) - free_bytes_);
@@ -701,7 +702,7 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
   index_.erase(addr);
   extent& e = extents_[id];
   if (k == kind::large) large_used_.store(large_used_.load(std::memory_order_relaxed) - e.bytes, std::memory_order_relaxed);
-  if (requested != nullptr) *requested = e.requested;
+  if (requested != nullptr) *requested = requested_[id];
   e.tag = tag.resolved() ? stream_tag{} : tag;
   if (e.tag.completed != nullptr && e.tag.completed != first_stream_) {
     if (first_stream_ == nullptr) {
@@ -710,7 +711,7 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
       multi_stream_.store(true, std::memory_order_relaxed);
     }
   }
-  e.requested = 0;
+  requested_[id] = 0;
   coalesce(id);
   return free_result::freed;
 }
@@ -840,7 +841,7 @@ segment_heap::info segment_heap::describe(const void* p) const {
     i.what = e.what;
     i.base = e.base;
     i.bytes = e.bytes;
-    i.requested = e.requested;
+    i.requested = requested_[static_cast<std::size_t>(&e - extents_.data())];
     i.pending = e.st == state::free && !e.tag.resolved();
     if (i.pending) i.pending_stream = e.tag.stream;
     return i;
@@ -908,7 +909,7 @@ std::vector<std::pair<void*, std::size_t>> segment_heap::live_large(std::size_t 
     if (e.st != state::used || e.what != kind::large) continue;
     ++*count;
     *bytes += e.bytes;
-    if (out.size() < max) out.emplace_back(reinterpret_cast<void*>(e.base), e.requested);
+    if (out.size() < max) out.emplace_back(reinterpret_cast<void*>(e.base), requested_[static_cast<std::size_t>(&e - extents_.data())]);
   }
   return out;
 }

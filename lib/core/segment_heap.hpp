@@ -135,21 +135,25 @@ class segment_heap {
   static constexpr std::uint32_t none = ~std::uint32_t{0};
   enum class state : std::uint8_t { dead, used, free, unmapped };
 
-  struct extent {
+  // 64 bytes, aligned to a cache line: best fit and coalescing read a candidate and its neighbours,
+  // and at 80 bytes three extents in four straddled two lines. The flags and the links sit in the
+  // tag's tail padding ([[no_unique_address]]: the Itanium ABI reuses a non-POD member's tail
+  // padding); what a used large extent asked for lives in requested_, beside.
+  struct alignas(64) extent {
     std::uintptr_t base = 0;
     std::size_t bytes = 0;
-    std::size_t requested = 0;  // used large
-    stream_tag tag;             // free
+    [[no_unique_address]] stream_tag tag;  // free
+    state st = state::dead;
+    kind what = kind::large;
+    bool in_pending = false;  // the id is in pending_ (kept across the id's reuse)
     std::uint32_t prev = none;  // address neighbours in the segment
     std::uint32_t next = none;
     std::uint32_t link_prev = none;  // the bin list (free) or the unmapped list
     std::uint32_t link_next = none;
     std::uint32_t segment = 0;
-    state st = state::dead;
-    kind what = kind::large;
-    bool in_pending = false;  // the id is in pending_ (kept across the id's reuse)
     [[nodiscard]] std::uintptr_t end() const noexcept { return base + bytes; }
   };
+  static_assert(sizeof(extent) == 64, "an extent is one cache line (its members in the tag's tail padding)");
 
   struct segment {
     std::uintptr_t base = 0;
@@ -232,6 +236,7 @@ class segment_heap {
 
   mutable std::mutex mutex_;
   std::vector<extent> extents_;            // GUARDED_BY(mutex_)
+  std::vector<std::size_t> requested_;     // GUARDED_BY(mutex_); by extent id: what a used large extent asked for
   std::vector<std::uint32_t> free_ids_;    // GUARDED_BY(mutex_); capacity >= extents_.size()
   std::vector<std::uint32_t> pending_;     // GUARDED_BY(mutex_); free extents with a tag; capacity >= extents_.size()
   std::vector<std::uint32_t> resolved_;    // GUARDED_BY(mutex_); resolve_completed's scratch, the same capacity
