@@ -130,6 +130,7 @@ void epoch_table::close_or_report(epoch_shard& shard, stream_state& se, close_re
 
 void epoch_table::close_locked(epoch_shard& shard, stream_state& se, close_reason why) {
   if (!close_epoch(&device_, se)) return;  // record the event, then publish the epoch
+  if (se.open.capacity() < se.spare.capacity()) se.open.swap(se.spare);  // both empty now
   se.open_classes.reset();
   add_closed(shard, 1);
   closed_epochs_.fetch_add(1, std::memory_order_relaxed);
@@ -259,8 +260,12 @@ std::size_t epoch_table::close_epochs_for_large(stream_ref s, std::size_t least_
 
 // Moves a completed epoch's blocks to `done`, takes them off the shard's pending counts, and lets
 // the heap's ranges freed in it (and before it) go to any stream. Under the shard's lock.
-void epoch_table::collect_locked(epoch_shard& shard, stream_epochs& se, epoch& ep, std::vector<block_index>& done) {
+void epoch_table::collect_locked(epoch_shard& shard, stream_state& se, epoch& ep, std::vector<block_index>& done) {
   collect_epoch(&device_, se, ep, done, [&](block_index b) { --shard.pending_blocks[blocks_[b].size_class()]; });
+  if (ep.items.capacity() > se.spare.capacity()) {  // keep the larger storage for the next epoch
+    ep.items.clear();
+    se.spare.swap(ep.items);
+  }
   heap_.note_completion();
   add_closed(shard, -1);
   closed_epochs_.fetch_sub(1, std::memory_order_relaxed);
