@@ -28,11 +28,10 @@ epoch_table::epoch_shard& epoch_table::shard_of(stream_ref s) const noexcept {
 
 void epoch_table::defer(block_index b, stream_ref s) noexcept {
   epoch_shard& shard = shard_of(s);
-  // The calling thread's cached state, if any, spares the map's lookup under the lock.
-  stream_state* const* cached = state_cache::find(id_, s);
-  std::lock_guard lock(shard.mutex);
   try {
-    stream_state& se = cached != nullptr ? **cached : state_locked(shard, s);
+    // Through the calling thread's cache, as the marks find theirs: no map lookup under the lock.
+    stream_state& se = state_of(s);
+    std::lock_guard lock(shard.mutex);
     se.open.push_back(b);
     const size_class c = blocks_[b].size_class();
     se.open_classes.set(c);
