@@ -407,6 +407,48 @@ TEST(PoolCore, ReleaseThresholdGivesIdleSlabsBack) {
   pool.deallocate(q);
 }
 
+// stats() counts what every thread holds (in-use and requested bytes, summed over the threads'
+// counter blocks), blocks and large extents alike, and the peaks it samples stay once they are freed.
+TEST(PoolCore, InUseAndItsPeaksCountEveryThreadsBlocks) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  test_pool pool(device, {});
+  constexpr int threads = 8;
+  constexpr int blocks = 100;
+  constexpr std::size_t large = std::size_t{3} << 20;  // above the largest class (1 MiB)
+  std::vector<std::vector<void*>> held(threads);
+  {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t) {
+      ts.emplace_back([&, t] {
+        for (int i = 0; i < blocks; ++i) held[t].push_back(pool.allocate(1024));
+        held[t].push_back(pool.allocate(large));
+        held[t].push_back(pool.allocate(256));
+      });
+    }
+    for (std::thread& t : ts) t.join();
+  }
+  const std::size_t in_use = threads * (blocks * std::size_t{1024} + large + 256);
+  pool_stats s = pool.stats();
+  EXPECT_EQ(s.in_use_bytes, in_use);
+  EXPECT_EQ(s.requested_bytes, in_use);
+  EXPECT_EQ(s.peak_in_use_bytes, in_use);
+  EXPECT_EQ(s.peak_requested_bytes, in_use);
+  {
+    std::vector<std::thread> ts;  // freed on other threads than the ones that allocated
+    for (int t = 0; t < threads; ++t) {
+      ts.emplace_back([&, t] {
+        for (void* p : held[(t + 1) % threads]) pool.deallocate(p);
+      });
+    }
+    for (std::thread& t : ts) t.join();
+  }
+  s = pool.stats();
+  EXPECT_EQ(s.in_use_bytes, 0u);
+  EXPECT_EQ(s.requested_bytes, 0u);
+  EXPECT_EQ(s.peak_in_use_bytes, in_use);
+  EXPECT_EQ(s.peak_requested_bytes, in_use);
+}
+
 // A class's slabs start at first_slab_bytes and double up to slab_bytes: a class used by one block
 // holds 64 KiB, a busy one reaches full slabs after a few growths.
 TEST(PoolCore, SlabsOfAClassDoubleFromTheFirstSize) {

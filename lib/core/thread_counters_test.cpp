@@ -1,0 +1,34 @@
+#include <cudapool/detail/core/thread_counters.hpp>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace cudapool::core {
+namespace {
+
+// sum() adds every thread's block (and the shared one): exact at quiescence, whichever threads
+// added, and a thread that exited leaves its counts (its slot's next owner adds to them).
+TEST(ThreadCounters, SumsCountEveryThreadAtQuiescence) {
+  thread_counters<4> counters;
+  constexpr int threads = 6;
+  constexpr int adds = 1000;
+  for (int wave = 0; wave < 2; ++wave) {  // the second wave reuses the first one's slots
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t) {
+      ts.emplace_back([&, t] {
+        for (int i = 0; i < adds; ++i) counters.add(0, 1, 1 + t % 3, t);
+      });
+    }
+    for (std::thread& t : ts) t.join();
+  }
+  counters.add(3, -5);  // this thread's block
+  EXPECT_EQ(counters.sum(0), 2 * threads * adds);
+  EXPECT_EQ(counters.sum(1), 2 * adds * (0 + 3));
+  EXPECT_EQ(counters.sum(2), 2 * adds * (1 + 4));
+  EXPECT_EQ(counters.sum(3), 2 * adds * (2 + 5) - 5);
+}
+
+}  // namespace
+}  // namespace cudapool::core
