@@ -502,7 +502,10 @@ def section_replay(pg, bench, rb):
 
     pg.add("", "### ns per operation: stream-ordered (immediate)", "")
     pg.add(*table(head, grid(lambda oi: fmt(ns(oi[0])) + (f" ({fmt(ns(oi[1]))})" if oi[1] else ""))))
-    if n_rounds:
+    if n_rounds == 1:
+        pg.add("", "One round: no spread between rounds to show (each point is one process's median of its "
+               "repetitions).")
+    elif n_rounds:
         pg.add("", f"The rounds' spread, stream-ordered (cv of the {n_rounds} rounds' medians, %):", "")
         pg.add(*table(head, grid(lambda oi: fmt(100 * oi[0].cv["items_per_second"])
                                  if oi[0] and "items_per_second" in oi[0].cv else "–")))
