@@ -841,7 +841,7 @@ segment_heap::info segment_heap::describe(const void* p) const {
     i.what = e.what;
     i.base = e.base;
     i.bytes = e.bytes;
-    i.requested = requested_[static_cast<std::size_t>(&e - extents_.data())];
+    i.requested = requested_of(e);
     i.pending = e.st == state::free && !e.tag.resolved();
     if (i.pending) i.pending_stream = e.tag.stream;
     return i;
@@ -909,7 +909,7 @@ std::vector<std::pair<void*, std::size_t>> segment_heap::live_large(std::size_t 
     if (e.st != state::used || e.what != kind::large) continue;
     ++*count;
     *bytes += e.bytes;
-    if (out.size() < max) out.emplace_back(reinterpret_cast<void*>(e.base), requested_[static_cast<std::size_t>(&e - extents_.data())]);
+    if (out.size() < max) out.emplace_back(reinterpret_cast<void*>(e.base), requested_of(e));
   }
   return out;
 }

@@ -203,6 +203,10 @@ class segment_heap {
   run grow(std::size_t bytes, std::size_t alignment, stream_use use, bool* wait_own = nullptr);
   [[nodiscard]] run run_around(std::uint32_t id, stream_use use) const noexcept;
   std::uint32_t grow_chunk(std::size_t bytes, std::size_t alignment);
+  // What the used large extent e (an element of extents_) asked for.
+  [[nodiscard]] std::size_t requested_of(const extent& e) const noexcept {
+    return requested_[static_cast<std::size_t>(&e - extents_.data())];
+  }
   std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
   void* take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
   void ensure_spare(std::size_t n);
