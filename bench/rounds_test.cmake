@@ -42,7 +42,9 @@ elseif(PART STREQUAL "spread")
   set(env SPREAD_BACKEND=sim SPREAD_PROCESSES=2 SPREAD_REPETITIONS=2 SPREAD_ROUNDS=3 SPREAD_INSTANCES=3 SPREAD_CPU=0)
   set(needles "### Single-thread spread between processes" "| `pair/tls/4096` | "
               "Instance by instance (`instances`, spread_instances.json): 3 pools of a variant alive at once"
-              "| `tls` | free_1 | " "| `lockfree` | pinned_2 | ")
+              "| `tls` | free_1 | " "| `lockfree` | pinned_2 | "
+              "Fresh processes (`instances --processes`, spread_instances.json): 2 processes of each variant"
+              "| `tls` | processes_free | " "| `lockfree` | processes_pinned | ")
 else()
   message(FATAL_ERROR "rounds_test.cmake: PART must be serve, replay or spread, not '${PART}'")
 endif()
@@ -81,7 +83,8 @@ endif()
 include("${SOURCE_DIR}/docs/results_page.cmake")
 if(PART STREQUAL "spread")
   file(READ "${OUT_DIR}/run/spread_instances.json" merged)
-  cudapool_require_text("spread_instances.json" "${merged}" "\"pinned_2\"" "\"free_2\"" "\"f_instances\"")
+  cudapool_require_text("spread_instances.json" "${merged}" "\"pinned_2\"" "\"free_2\"" "\"f_instances\"" "\"processes_free\""
+                        "\"mode\": \"processes\"")
 else()
   file(READ "${OUT_DIR}/run/${PART}.json" merged)
   cudapool_require_text("${PART}.json" "${merged}" "\"round_medians\"" "\"rounds\": 2" "${point}")

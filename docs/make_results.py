@@ -722,29 +722,49 @@ def section_spread_instances(pg):
     if not isinstance(d, dict) or not d.get("runs"):
         return
     pg.used.append(path)
-    runs = d["runs"]
-    first = next(iter(runs.values()))
-    pg.add("", f"Instance by instance (`instances`, spread_instances.json): {first.get('instances', '?')} pools of a "
-           f"variant alive at once in one process, {first.get('rounds', '?')} interleaved rounds of "
-           f"{first.get('pairs', '?')} pairs each, in processes pinned to one CPU and free. If placement decides, an "
-           "instance keeps its speed from round to round (the instances explain the variance, F of the instances "
-           "well above 1); if the host's state over time decides, the rounds do. Per process: the instances' "
-           "medians max/min, the rounds' medians max/min, the share of the variance of log(ns) the instances / the "
-           "rounds explain, and F of each.", "")
-    rows = []
-    variants = sorted({v for r in runs.values() for v in r.get("variants", {})})
-    for v in variants:
-        for tag in sorted(runs):
-            x = runs[tag].get("variants", {}).get(v)
-            if not x:
-                continue
-            im, rm = x["instance_medians"], x["round_medians"]
-            rows.append([f"`{v}`", tag, f"{fmt(min(im))}-{fmt(max(im))} ({fmt(max(im) / min(im))}x)",
-                         f"{fmt(max(rm) / min(rm))}x",
-                         f"{100 * x['instance_share']:.0f}% / {100 * x['round_share']:.0f}%",
-                         f"{fmt(x['f_instances'])} / {fmt(x['f_rounds'])}"])
-    pg.add(*table(["variant", "process", "instances' medians, ns (max/min)", "rounds' medians max/min",
-                   "variance: instances / rounds", "F: instances / rounds"], rows))
+    runs = {tag: r for tag, r in d["runs"].items() if r.get("mode") != "processes"}
+    fresh = {tag: r for tag, r in d["runs"].items() if r.get("mode") == "processes"}
+    variants = sorted({v for r in d["runs"].values() for v in r.get("variants", {})})
+
+    def rows_of(group):
+        rows = []
+        for v in variants:
+            for tag in sorted(group):
+                x = group[tag].get("variants", {}).get(v)
+                if not x:
+                    continue
+                im, rm = x["instance_medians"], x["round_medians"]
+                rows.append([f"`{v}`", tag, f"{fmt(min(im))}-{fmt(max(im))} ({fmt(max(im) / min(im))}x)",
+                             f"{fmt(max(rm) / min(rm))}x",
+                             f"{100 * x['instance_share']:.0f}% / {100 * x['round_share']:.0f}%",
+                             f"{fmt(x['f_instances'])} / {fmt(x['f_rounds'])}"])
+        return rows
+
+    if runs:
+        first = next(iter(runs.values()))
+        pg.add("", f"Instance by instance (`instances`, spread_instances.json): {first.get('instances', '?')} pools of a "
+               f"variant alive at once in one process, {first.get('rounds', '?')} interleaved rounds of "
+               f"{first.get('pairs', '?')} pairs each, in processes pinned to one CPU and free. If placement decides, an "
+               "instance keeps its speed from round to round (the instances explain the variance, F of the instances "
+               "well above 1); if the host's state over time decides, the rounds do. Per process: the instances' "
+               "medians max/min, the rounds' medians max/min, the share of the variance of log(ns) the instances / the "
+               "rounds explain, and F of each.", "")
+        pg.add(*table(["variant", "process", "instances' medians, ns (max/min)", "rounds' medians max/min",
+                       "variance: instances / rounds", "F: instances / rounds"], rows_of(runs)))
+    if fresh:
+        first = next(iter(fresh.values()))
+        within = [(v, tag) for v in variants for tag in fresh
+                  if (x := fresh[tag].get("variants", {}).get(v))
+                  and max(x["instance_medians"]) <= 1.1 * min(x["instance_medians"])]
+        total = sum(1 for v in variants for tag in fresh if fresh[tag].get("variants", {}).get(v))
+        pg.add("", f"Fresh processes (`instances --processes`, spread_instances.json): {first.get('instances', '?')} "
+               "processes of each variant, each with its own pool, backend and address-space layout, all alive at "
+               f"once and measured in the same {first.get('rounds', '?')} interleaved rounds of "
+               f"{first.get('pairs', '?')} pairs, so that the host's state over time falls on the rounds and a "
+               "process's median is its own (issue 15: five fresh processes of a variant within 10%). The columns as "
+               f"above, a process for an instance. Within 10%: {len(within)} of {total} groups.", "")
+        pg.add(*table(["variant", "run", "processes' medians, ns (max/min)", "rounds' medians max/min",
+                       "variance: processes / rounds", "F: processes / rounds"], rows_of(fresh)))
 
 
 def correlation(pairs):
