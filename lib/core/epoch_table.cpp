@@ -36,7 +36,7 @@ void epoch_table::defer(block_index b, stream_ref s) noexcept {
     const size_class c = blocks_[b].size_class();
     se.open_classes.set(c);
     ++shard.pending_blocks[c];
-    if (se.open.size() + open_marks(se) >= epoch_batch_) close_locked(shard, se, close_reason::full);
+    if (full(se)) close_locked(shard, se, close_reason::full);
   } catch (const std::exception& e) {
     // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
     // this pool, reported here); a later close retries the event.
@@ -73,11 +73,13 @@ stream_tag epoch_table::mark_stream_free(stream_ref s, stream_state** state) {
   *state = &se;
   std::size_t count = 0;
   std::uint64_t seq = try_mark(se, &count);
-  if (seq != 0 && count < epoch_batch_) [[likely]] return stream_tag{&se.completed, seq, s.native(), true};
+  if (seq != 0 && (count < epoch_batch_ || (!heap_.several_streams() && count < max_open_marks))) [[likely]] {
+    return stream_tag{&se.completed, seq, s.native(), true};
+  }
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   if (seq == 0) seq = mark_locked(se);  // after the close that was under way
-  if (open_seq(se) == seq && se.open.size() + open_marks(se) >= epoch_batch_) {
+  if (open_seq(se) == seq && full(se)) {
     close_or_report(shard, se, close_reason::full);  // on failure the mark stays in the open epoch
   }
   return stream_tag{&se.completed, seq, s.native(), true};
@@ -119,6 +121,14 @@ void epoch_table::note_mark_bytes(stream_ref s, stream_state& se, const stream_t
   if (open_seq(se) != tag.epoch) return;  // closed meanwhile
   if (se.open_mark_bytes.load(std::memory_order_relaxed) < heap_.mapped_bytes() / mark_close_share) return;
   close_or_report(shard, se, close_reason::bytes);
+}
+
+bool epoch_table::full(const stream_state& se) const noexcept {
+  // several_streams() is a relaxed hint that turns true once: a mark that races the turn may leave
+  // one epoch open past epoch_batch, which the next free on the stream closes. However many marks
+  // one stream alone makes, the count stays below the marks word's count bits (epoch_protocol.hpp).
+  const std::size_t marks = open_marks(se);
+  return marks >= max_open_marks || se.open.size() + (heap_.several_streams() ? marks : 0) >= epoch_batch_;
 }
 
 void epoch_table::close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept {
