@@ -104,7 +104,7 @@ std::shared_ptr<cudapool::backend> make_backend(const std::string& name) {
 // lies) or "failed WHY".
 class child_process {
  public:
-  child_process(const std::vector<std::string>& args) {
+  explicit child_process(const std::vector<std::string>& args) {
     int in[2], out[2];  // in: to the child; out: from it
     if (pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
     if (pipe2(out, O_CLOEXEC) != 0) {
@@ -152,7 +152,11 @@ class child_process {
     std::fprintf(to_, "m %zu %u\n", variant, extra);
     std::fflush(to_);
     const std::string reply = line();
-    return reply.empty() ? gone : std::stod(reply);
+    try {
+      return reply.empty() ? gone : std::stod(reply);
+    } catch (const std::exception&) {  // not a number: not our child's reply
+      return gone;
+    }
   }
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
   static constexpr double gone = -2;  // measure(): the process ended
