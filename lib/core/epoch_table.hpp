@@ -90,8 +90,9 @@ class epoch_table {
   // *state: s's records, for note_mark_bytes.
   struct stream_state;
   [[nodiscard]] stream_tag mark_stream_free(stream_ref s, stream_state** state);
-  // Marks that close an epoch of a stream alone in the heap: half the marks word's count (the other
-  // half is headroom for marks that join while a close records its event; epoch_batch < 2^23 too).
+  // Marks that close an epoch of a stream alone in the heap: half the marks word's count bits. The
+  // other half is headroom for the marks other threads add without the lock between this bound and
+  // the close (each sees itself past the bound and takes the lock); epoch_batch < 2^23 too.
   static constexpr std::size_t max_open_marks = mark_count_mask >> 1;
   // Takes back the mark of a stream-ordered free the heap rejected (a foreign, interior or double
   // free), so that the rejected free opens no epoch.
