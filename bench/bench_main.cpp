@@ -11,6 +11,7 @@
 //   --trace     one more trace file to replay (repeatable).
 //   --devices   pair_devices and serve_devices run on 1..N devices (default: cuda, every GPU; sim, 2).
 //   --serve-check-fault=N  the test of serve's device check (serve.hpp: set_serve_check_fault).
+//   --replay-passes=N   whole passes per replay, one run (workloads.hpp: set_replay_passes).
 //
 // The GPU suite (docs/results.md, made by docs/make_results.py from one run's directory):
 //   bench --backend=cuda --benchmark_min_time=0.1 --benchmark_repetitions=3
@@ -183,6 +184,8 @@ void usage() {
       "                      GPU; sim, 2 simulated)\n"
       "  --serve-check-fault=N  test of serve's check: every Nth request of a thread gets a wrong\n"
       "                      result, which must be counted in failures (and make bench exit 1)\n"
+      "  --replay-passes=N   each replay runs exactly N whole passes of its trace, once (the same\n"
+      "                      work in every process: for instruction counts under callgrind)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
       "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp), pair_devices\n"
       "(multi_device.hpp), serve_devices (serve_devices.hpp); limit (no pool: the bare\n"
@@ -215,6 +218,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       bench::set_serve_check_fault(static_cast<std::uint64_t>(every));
+    } else if (i > 0 && arg.starts_with("--replay-passes=")) {
+      const long long passes = std::atoll(std::string(arg.substr(16)).c_str());
+      if (passes < 1) {
+        std::fprintf(stderr, "bench: --replay-passes must be a positive number, got '%s'\n", argv[i] + 16);
+        return 2;
+      }
+      bench::set_replay_passes(static_cast<std::uint64_t>(passes));
     } else if (i > 0 && arg.starts_with("--traces=")) {
       traces_dir = arg.substr(9);
       traces_dir_given = true;

@@ -36,6 +36,7 @@ namespace {
 using cudapool::stream_ref;
 
 std::shared_ptr<cudapool::backend> g_device;
+std::uint64_t g_replay_passes = 0;  // set_replay_passes
 
 // ---- workloads ---------------------------------------------------------------------------------
 
@@ -497,13 +498,16 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
         if (mode != replay_mode::ordered && a.what != allocator_config::kind::pool) continue;
         auto ctx = std::make_shared<run_context>();
         const replay_mode m = mode;  // (clang 14 cannot capture structured bindings)
-        benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + suffix).c_str(),
-                                     [ctx, a, t, m](benchmark::State& s) { replay(s, *ctx, a, *t, m); })
-            ->UseRealTime();
+        auto* b = benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + suffix).c_str(),
+                                               [ctx, a, t, m](benchmark::State& s) { replay(s, *ctx, a, *t, m); });
+        b->UseRealTime();
+        if (g_replay_passes != 0) b->Iterations(static_cast<benchmark::IterationCount>(g_replay_passes * t->ops.size()));
       }
     }
   }
 }
+
+void set_replay_passes(std::uint64_t passes) noexcept { g_replay_passes = passes; }
 
 void release_backend() noexcept { g_device.reset(); }
 

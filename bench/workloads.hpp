@@ -94,6 +94,11 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
                          const std::vector<std::shared_ptr<const trace>>& traces,
                          std::shared_ptr<cudapool::backend> device);
 
+// Before register_benchmarks: every replay runs exactly `passes` whole passes of its trace, one run
+// (no iteration estimate, so the same work in every process: instruction counts under callgrind
+// difference two pass counts exactly). 0: Google Benchmark's timing decides (the default).
+void set_replay_passes(std::uint64_t passes) noexcept;
+
 // Drops the workloads' reference to the backend (after RunSpecifiedBenchmarks).
 void release_backend() noexcept;
 
