@@ -16,9 +16,16 @@
 //   in_scope              whatever the calling thread's weakened_in_scope says (none outside
 //                         one): seeds a bug into one call of the algorithm only, e.g. the push-back
 //                         of a steal but not the pushes of the frees that it races with
+//   notify_dropped        notify_one wakes nobody (a lost wake-up: the sleeper's deadlock)
+//
+// wait and notify_one are Relacy's futex (its pthread emulation's futex wait and wake): a thread
+// that waits while the word still holds `old` sleeps until a notify, and Relacy reports a
+// deadlock when every thread sleeps. parks counts the waits that slept (outside Relacy's state),
+// so that a model can require the sleeping path to have been reached.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace cudapool::core::model {
 
@@ -29,7 +36,8 @@ enum class weakening {
   rmw_acquire_dropped,
   cas_failure_relaxed,
   all_relaxed,
-  in_scope
+  in_scope,
+  notify_dropped
 };
 
 // The weakening of relacy_atomics_t<weakening::in_scope> for the thread that constructs it, until
@@ -74,6 +82,7 @@ struct relacy_atomics_t {
       case weakening::cas_failure_relaxed: return a == access::cas_failure ? relaxed : m;
       case weakening::all_relaxed: return relaxed;
       case weakening::in_scope: return m;  // weaken() resolved it
+      case weakening::notify_dropped: return m;
     }
     return m;
   }
@@ -151,9 +160,32 @@ struct relacy_atomics_t {
       return compare_exchange_strong(expected, desired, m, failure_of(m), l);
     }
 
+    // std::atomic's wait and notify_one, as Relacy's futex (rl_int_futex_impl's wait and wake).
+    void wait(T old, std::memory_order m = std::memory_order_seq_cst, call_site l = {}) const noexcept {
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      T now;
+      {
+        rl::preemption_disabler pd(c);
+        now = a_.load(to_rl(m, access::load), info(l));
+      }
+      if (now != old) return;
+      ++parks;
+      (void)a_.wait(c, false, false, info(l));
+    }
+    void notify_one(call_site l = {}) noexcept {
+      if (W == weakening::notify_dropped) return;
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      (void)a_.wake(c, 1, info(l));
+    }
+
    private:
-    rl::atomic<T> a_;
+    mutable rl::atomic<T> a_;
   };
+  static inline std::uint64_t parks = 0;  // waits that slept, across iterations
 };
 
 using relacy_atomics = relacy_atomics_t<weakening::none>;
@@ -164,5 +196,6 @@ using rmw_acquire_dropped_atomics = relacy_atomics_t<weakening::rmw_acquire_drop
 using cas_failure_relaxed_atomics = relacy_atomics_t<weakening::cas_failure_relaxed>;
 using all_relaxed_atomics = relacy_atomics_t<weakening::all_relaxed>;
 using in_scope_atomics = relacy_atomics_t<weakening::in_scope>;
+using notify_dropped_atomics = relacy_atomics_t<weakening::notify_dropped>;
 
 }  // namespace cudapool::core::model
