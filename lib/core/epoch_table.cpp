@@ -46,8 +46,7 @@ void epoch_table::defer(block_index b, stream_ref s) noexcept {
 
 // A state is a map node that is never erased: the per-thread cache's pointer stays valid while
 // the pool lives.
-epoch_table::stream_state& epoch_table::state_of(stream_ref s) {
-  if (stream_state* const* cached = state_cache::find(id_, s)) [[likely]] return **cached;
+epoch_table::stream_state& epoch_table::state_of_uncached(stream_ref s) {
   epoch_shard& shard = shard_of(s);
   stream_state* se = nullptr;
   {

@@ -40,6 +40,7 @@
 #include <cudapool/detail/core/size_classes.hpp>
 #include <cudapool/detail/core/stream_tag.hpp>
 #include <cudapool/detail/core/thread_stream_cache.hpp>
+#include <cudapool/detail/core/word_lock.hpp>
 #include <cudapool/backend.hpp>
 #include <cudapool/diagnostics.hpp>
 #include <cudapool/options.hpp>
@@ -204,7 +205,7 @@ class epoch_table {
 
  private:
   struct alignas(64) epoch_shard {
-    mutable std::mutex mutex;
+    mutable word_lock mutex;  // a stream-ordered block free (defer) and its reuse (a refill) take it
     std::unordered_map<void*, stream_state> streams;  // GUARDED_BY(mutex)
     std::vector<std::size_t> pending_blocks;           // per class; GUARDED_BY(mutex)
     // Closed epochs not yet reclaimed. Written under the mutex; reclaim() reads it without the
@@ -224,8 +225,13 @@ class epoch_table {
   // destroyed, so a live handle names one stream.
   static constexpr std::size_t shard_count = 16;
   [[nodiscard]] epoch_shard& shard_of(stream_ref s) const noexcept;
-  // s's epochs: the calling thread's cache (no lock), else the shard's map under its lock.
-  [[nodiscard]] stream_state& state_of(stream_ref s);
+  // s's epochs: the calling thread's cache (no lock, inline: as a call its prologue cost more than
+  // the look-up), else the shard's map under its lock (state_of_uncached).
+  [[nodiscard]] stream_state& state_of(stream_ref s) {
+    if (stream_state* const* cached = state_cache::find(id_, s)) [[likely]] return **cached;
+    return state_of_uncached(s);
+  }
+  [[nodiscard]] stream_state& state_of_uncached(stream_ref s);
   // s's epochs, created if new; under the shard's lock.
   [[nodiscard]] stream_state& state_locked(epoch_shard& shard, stream_ref s);
 

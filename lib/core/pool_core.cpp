@@ -172,14 +172,6 @@ stream_tag pool_core::mark_or_synchronize(const void* p, stream_ref s, epoch_tab
   return {};
 }
 
-void* pool_core::allocate_large(std::size_t bytes, std::size_t alignment, stream_ref s, bool may_grow, const void** behind,
-                                bool* wait_own) {
-  void* p = heap_.allocate(bytes, alignment, segment_heap::kind::large, {s.native(), true}, may_grow, behind, wait_own);
-  if (p == nullptr) return nullptr;
-  counters_.add(large_alloc_counter, 1, requested_counter, static_cast<std::int64_t>(bytes));
-  return p;
-}
-
 std::size_t pool_core::trim_heap() { return heap_.trim(); }
 
 // ---- growth and trim ------------------------------------------------------------------------

@@ -27,16 +27,15 @@ constexpr std::uintptr_t align_up(std::uintptr_t n, std::size_t alignment) noexc
 
 // ---- address index ---------------------------------------------------------------------------
 
-std::uint32_t segment_heap::address_index::find(std::uintptr_t key) const noexcept {
-  if (keys_.empty()) return none;
+std::size_t segment_heap::address_index::slot_with(std::uintptr_t key) const noexcept {
+  if (keys_.empty()) return 0;
   for (std::size_t i = slot_of(key);; i = (i + 1) & (keys_.size() - 1)) {
-    if (keys_[i] == key) return ids_[i];
-    if (keys_[i] == 0) return none;
+    if (keys_[i] == key) return i;
+    if (keys_[i] == 0) return keys_.size();
   }
 }
 
-void segment_heap::address_index::reserve_one() {
-  if ((size_ + 1) * 2 <= keys_.size()) return;
+void segment_heap::address_index::grow() {
   std::vector<std::uintptr_t> keys(std::max<std::size_t>(64, keys_.size() * 2), 0);
   std::vector<std::uint32_t> ids(keys.size(), none);
   std::swap(keys, keys_);
@@ -58,14 +57,16 @@ void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) n
   ++size_;
 }
 
-void segment_heap::address_index::erase(std::uintptr_t key) noexcept {
-  if (keys_.empty()) return;
+std::uint32_t segment_heap::address_index::take(std::uintptr_t key) noexcept {
+  const std::size_t i = slot_with(key);
+  if (i >= keys_.size()) return none;
+  const std::uint32_t id = ids_[i];
+  erase_slot(i);
+  return id;
+}
+
+void segment_heap::address_index::erase_slot(std::size_t i) noexcept {
   const std::size_t mask = keys_.size() - 1;
-  std::size_t i = slot_of(key);
-  while (keys_[i] != key) {
-    if (keys_[i] == 0) return;
-    i = (i + 1) & mask;
-  }
   // Backward-shift deletion: move later entries of the probe run into the hole when their home
   // slot does not lie between the hole and them.
   for (std::size_t j = (i + 1) & mask; keys_[j] != 0; j = (j + 1) & mask) {
@@ -137,7 +138,12 @@ inline unsigned segment_heap::bin_of(std::size_t bytes) noexcept {
   return std::min(16 * (fl - 3) + sl, bin_count - 1);
 }
 
-bool segment_heap::safe_for(const stream_tag& t, stream_use use) noexcept { return core::safe_for(t, use); }
+// The smallest size bin b holds (bin_of's inverse).
+inline std::size_t segment_heap::bin_floor(unsigned b) noexcept {
+  if (b < 16) return std::size_t{b} * granule;
+  const unsigned fl = b / 16 + 3;
+  return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
+}
 
 std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                                      std::size_t* hole) const noexcept {
@@ -196,12 +202,6 @@ std::size_t segment_heap::hole_bytes(std::uint32_t id) const noexcept {
   return h;
 }
 
-// The smallest size bin b holds (bin_of's inverse).
-std::size_t segment_heap::bin_floor(unsigned b) noexcept {
-  if (b < 16) return std::size_t{b} * granule;
-  const unsigned fl = b / 16 + 3;
-  return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
-}
 
 void segment_heap::insert_free(std::uint32_t id) noexcept {
   extent& e = extents_[id];
@@ -257,7 +257,7 @@ void segment_heap::remove_unmapped(std::uint32_t id) noexcept {
 
 // ---- extent ids and neighbours ---------------------------------------------------------------
 
-void segment_heap::ensure_spare(std::size_t n) {
+void segment_heap::add_spare(std::size_t n) {
   while (free_ids_.size() < n) {
     const std::size_t want = extents_.size() + 1;
     if (want > none) throw std::length_error("cudapool: segment_heap: too many extents");
@@ -410,7 +410,9 @@ void segment_heap::count_mapped(std::size_t bytes) noexcept {
 
 void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow,
                              const void** behind, bool* wait_own) {
-  if (bytes == 0 || bytes > (std::size_t{1} << 47) || !std::has_single_bit(alignment)) return nullptr;
+  // A power of two by mask: std::has_single_bit is a call to libgcc's popcount where the target
+  // has no popcnt instruction (x86-64's baseline), on every large allocation.
+  if (bytes == 0 || bytes > (std::size_t{1} << 47) || alignment == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
   const std::size_t size = round_up(bytes, granule);
   alignment = std::max(alignment, granule);
   std::lock_guard lock(mutex_);
@@ -489,7 +491,12 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
   run best{none, none};
   std::size_t best_bytes = 0;
   for (const std::uint32_t id : pending_) {
-    if (extents_[id].st != state::free || !safe_for(extents_[id].tag, use)) continue;
+    const extent& e = extents_[id];
+    if (e.st != state::free) continue;
+    // A run needs a free neighbour: most pending extents have none (one stream's frees merge), and
+    // this test reads only what the state test did, not the neighbours' tags.
+    if ((e.prev == none || extents_[e.prev].st != state::free) && (e.next == none || extents_[e.next].st != state::free)) continue;
+    if (!safe_for(e.tag, use)) continue;
     const auto [first, last] = run_around(id, use);
     if (first != id && pending_tagged_left_of(first, id)) continue;  // seen from its first tagged extent
     if (first == last) continue;
@@ -690,7 +697,9 @@ std::uint32_t segment_heap::grow_chunk(std::size_t bytes, std::size_t alignment)
 segment_heap::free_result segment_heap::free(const void* p, kind k, const stream_tag& tag, std::size_t* requested) noexcept {
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard lock(mutex_);
-  const std::uint32_t id = index_.find(addr);
+  // Found and erased in one probe; a used extent of the other kind goes back (rare).
+  const std::uint32_t id = index_.take(addr);
+  if (id != none && extents_[id].what != k) index_.insert(addr, id);  // the slot just freed: no growth
   if (id == none || extents_[id].what != k) {
     for (const extent& e : extents_) {  // rare: what is it?
       if (e.st == state::dead || addr < e.base || addr >= e.end()) continue;
@@ -699,7 +708,6 @@ segment_heap::free_result segment_heap::free(const void* p, kind k, const stream
     }
     return free_result::foreign;
   }
-  index_.erase(addr);
   extent& e = extents_[id];
   if (k == kind::large) large_used_.store(large_used_.load(std::memory_order_relaxed) - e.bytes, std::memory_order_relaxed);
   if (requested != nullptr) *requested = requested_[id];

@@ -21,8 +21,8 @@
 //   only when every extent it spans is safe for it (RMM #2489 merged a pending range into a
 //   reusable one and handed it out early)
 //
-// Thread-safety: every public member function is thread-safe (one mutex: the heap serves slab growth
-// and requests above the largest size class, never the small-block hot path).
+// Thread-safety: every public member function is thread-safe (one lock, a word_lock: the heap serves
+// slab growth and requests above the largest size class, never the small-block hot path).
 #pragma once
 
 #include <atomic>
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include <cudapool/detail/core/stream_tag.hpp>
+#include <cudapool/detail/core/word_lock.hpp>
 #include <cudapool/backend.hpp>
 #include <cudapool/stats.hpp>
 
@@ -165,16 +166,22 @@ class segment_heap {
   // Used extents by base address: open addressing, linear probing, backward-shift deletion.
   class address_index {
    public:
-    [[nodiscard]] std::uint32_t find(std::uintptr_t key) const noexcept;
-    void reserve_one();  // so that the next insert does not allocate
+    // So that the next insert does not allocate (the test inline: once per large allocation).
+    void reserve_one() {
+      if ((size_ + 1) * 2 > keys_.size()) grow();
+    }
     void insert(std::uintptr_t key, std::uint32_t id) noexcept;
-    void erase(std::uintptr_t key) noexcept;
+    // The id under key, erased (none: not there): one probe.
+    [[nodiscard]] std::uint32_t take(std::uintptr_t key) noexcept;
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
    private:
     [[nodiscard]] std::size_t slot_of(std::uintptr_t key) const noexcept {
       return static_cast<std::size_t>((key >> 8) * 0x9E3779B97F4A7C15ull >> 20) & (keys_.size() - 1);
     }
+    void grow();
+    [[nodiscard]] std::size_t slot_with(std::uintptr_t key) const noexcept;  // keys_.size(): none
+    void erase_slot(std::size_t i) noexcept;
     std::vector<std::uintptr_t> keys_;  // 0: empty
     std::vector<std::uint32_t> ids_;
     std::size_t size_ = 0;
@@ -182,7 +189,7 @@ class segment_heap {
 
   static constexpr unsigned bin_count = 640;
   [[gnu::always_inline]] static inline unsigned bin_of(std::size_t bytes) noexcept;  // segment_heap.cpp alone calls it
-  static std::size_t bin_floor(unsigned b) noexcept;
+  [[gnu::always_inline]] static inline std::size_t bin_floor(unsigned b) noexcept;  // segment_heap.cpp alone calls it
 
   // All private functions run under mutex_.
   // The best-fitting free extent the caller may use, or none. wilderness = false leaves out the
@@ -209,7 +216,11 @@ class segment_heap {
   }
   std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
   void* take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
-  void ensure_spare(std::size_t n);
+  // At least n extent ids free (the test inline: take() asks on every allocation).
+  void ensure_spare(std::size_t n) {
+    if (free_ids_.size() < n) add_spare(n);
+  }
+  void add_spare(std::size_t n);
   std::uint32_t new_extent() noexcept;
   void recycle(std::uint32_t id) noexcept;
   std::pair<std::uint32_t, std::uint32_t> carve(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) noexcept;
@@ -222,7 +233,10 @@ class segment_heap {
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
   void resolve_completed() noexcept;
   bool resolve_new_completions() noexcept;  // resolve_completed() if an epoch completed since the last; whether it ran
-  [[nodiscard]] static bool safe_for(const stream_tag& t, stream_use use) noexcept;
+  // Inline: best fit asks it of every candidate, and as a call it was a tenth of the search.
+  [[nodiscard, gnu::always_inline]] static bool safe_for(const stream_tag& t, stream_use use) noexcept {
+    return core::safe_for(t, use);
+  }
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> unmappable_range(const extent& e) const noexcept;
   // The whole pages inside free extent e that may ever be unmapped (its tag aside).
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> whole_pages(const extent& e) const noexcept;
@@ -238,7 +252,7 @@ class segment_heap {
   const config config_;
   const std::size_t page_;  // 0: no virtual memory (chunks)
 
-  mutable std::mutex mutex_;
+  mutable word_lock mutex_;  // taken once per large allocation and free: word_lock.hpp says why not std::mutex
   std::vector<extent> extents_;            // GUARDED_BY(mutex_)
   std::vector<std::size_t> requested_;     // GUARDED_BY(mutex_); by extent id: what a used large extent asked for
   std::vector<std::uint32_t> free_ids_;    // GUARDED_BY(mutex_); capacity >= extents_.size()
