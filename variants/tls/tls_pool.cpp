@@ -411,14 +411,14 @@ void tls_free_lists::push_released(core::size_class c, core::block_chain chain) 
 
 void tls_free_lists::push_chain_transfer(core::size_class c, core::block_chain chain) noexcept {
   // The walk counts: the chain's tail link is not necessarily terminated.
-  core::free_block buffer[max_batch];
+  batch buffer;  // its slots uninitialized (batch says why)
   std::size_t n = 0;
   block_index x = chain.head;
   for (std::size_t left = chain.count; left > 0; --left) {
-    buffer[n++] = {blocks_[x].address(), x};
+    buffer.blocks[n++] = {blocks_[x].address(), x};
     if (left > 1) x = blocks_[x].next.load(std::memory_order_relaxed);
     if (n == batch_[c] || left == 1) {
-      put_blocks(c, buffer, n);
+      put_blocks(c, buffer.blocks, n);
       n = 0;
     }
   }
