@@ -75,6 +75,19 @@ class thread_counters {
     return total;
   }
 
+  // Thread-safe. out[k] = sum(first + k) for k < count, in one pass over the slots: a reader of
+  // many counters (pool_core::in_use_bytes_now, two per size class) loads each slot's block once,
+  // not once per counter. Exact at quiescence.
+  void sum_range(std::size_t first, std::size_t count, std::int64_t* out) const noexcept {
+    for (std::size_t k = 0; k < count; ++k) out[k] = shared_->values[first + k].load(std::memory_order_relaxed);
+    const unsigned used = used_.load(std::memory_order_acquire);
+    for (unsigned s = 0; s < used; ++s) {
+      const block* b = slots_[s].load(std::memory_order_acquire);
+      if (b == nullptr) continue;
+      for (std::size_t k = 0; k < count; ++k) out[k] += b->values[first + k].load(std::memory_order_relaxed);
+    }
+  }
+
  private:
   [[gnu::always_inline]] static void bump(std::atomic<std::int64_t>& v, std::int64_t n) noexcept {
     v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // single writer
