@@ -377,6 +377,7 @@ void segment_heap::resolve_completed() noexcept {
     }
   }
   pending_.resize(keep);
+  stale_seen_ = 0;  // what was stale went with the resolved
   for (const std::uint32_t id : resolved_) {
     // Still free and tagged (an earlier merge of this loop may have absorbed it); resolved now.
     if (extents_[id].st != state::free || extents_[id].tag.completed == nullptr) continue;
@@ -385,6 +386,21 @@ void segment_heap::resolve_completed() noexcept {
     coalesce(id);  // may tag it again from a pending neighbour, and list it in pending_
   }
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
+}
+
+void segment_heap::drop_stale_pending() noexcept {
+  std::size_t keep = 0;
+  for (const std::uint32_t id : pending_) {
+    extent& e = extents_[id];
+    if (e.st == state::free && e.tag.completed != nullptr) {
+      pending_[keep++] = id;
+    } else {
+      e.in_pending = false;  // insert_free lists it again once it is a tagged free extent
+    }
+  }
+  pending_.resize(keep);
+  pending_count_.store(keep, std::memory_order_relaxed);
+  stale_seen_ = 0;
 }
 
 bool segment_heap::resolve_new_completions() noexcept {
@@ -423,6 +439,9 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // Several streams: ranges whose epochs completed since the last look merge first, so that holes
   // are whole.
   if (multi_stream_.load(std::memory_order_relaxed)) (void)resolve_new_completions();
+  // Stale entries of pending_ that the walks of find_run met: dropped once they outnumber a walk's
+  // worth (O(pending_) each time, so amortised over at least as many stale reads).
+  if (stale_seen_ > 64 && stale_seen_ > pending_.size()) drop_stale_pending();
   // Holes first, then the wilderness.
   run r = place(size, alignment, use, false);
   if (r.first == none && resolve_new_completions()) r = place(size, alignment, use, false);
@@ -492,7 +511,10 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
   std::size_t best_bytes = 0;
   for (const std::uint32_t id : pending_) {
     const extent& e = extents_[id];
-    if (e.st != state::free) continue;
+    if (e.st != state::free) {
+      ++stale_seen_;
+      continue;
+    }
     // A run needs a free neighbour: most pending extents have none (one stream's frees merge), and
     // this test reads only what the state test did, not the neighbours' tags.
     if ((e.prev == none || extents_[e.prev].st != state::free) && (e.next == none || extents_[e.next].st != state::free)) continue;

@@ -232,6 +232,11 @@ class segment_heap {
   std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
   void resolve_completed() noexcept;
+  // Drops from pending_ what is no longer a tagged free extent (taken, merged away, unmapped):
+  // only resolve_completed pruned it, and on a heap whose streams' epochs rarely complete (the
+  // stream variant's one-stream replays) the walks of find_run read hundreds of such entries.
+  // Stable: find_run's ties keep their order.
+  void drop_stale_pending() noexcept;
   bool resolve_new_completions() noexcept;  // resolve_completed() if an epoch completed since the last; whether it ran
   // Inline: best fit asks it of every candidate, and as a call it was a tenth of the search.
   [[nodiscard, gnu::always_inline]] static bool safe_for(const stream_tag& t, stream_use use) noexcept {
@@ -257,6 +262,9 @@ class segment_heap {
   std::vector<std::size_t> requested_;     // GUARDED_BY(mutex_); by extent id: what a used large extent asked for
   std::vector<std::uint32_t> free_ids_;    // GUARDED_BY(mutex_); capacity >= extents_.size()
   std::vector<std::uint32_t> pending_;     // GUARDED_BY(mutex_); free extents with a tag; capacity >= extents_.size()
+  // GUARDED_BY(mutex_); entries of pending_ that find_run's walks found stale since the last drop
+  // (mutable: find_run is const; a hint for allocate, which drops them past a bound).
+  mutable std::size_t stale_seen_ = 0;
   std::vector<std::uint32_t> resolved_;    // GUARDED_BY(mutex_); resolve_completed's scratch, the same capacity
   std::vector<segment> segments_;          // GUARDED_BY(mutex_)
   std::vector<std::uint32_t> bins_ = std::vector<std::uint32_t>(bin_count, none);  // GUARDED_BY(mutex_)

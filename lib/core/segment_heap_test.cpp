@@ -144,6 +144,34 @@ TEST_P(SegmentHeap, StreamOrderedReuse) {
   EXPECT_EQ(heap->stats().pending_bytes, 0u);
 }
 
+// pending_ lists tagged free extents; one that is taken stays listed until resolve_completed
+// prunes it, which runs only after an epoch completes. Misses walk the list (find_run), so the heap
+// drops the stale entries once the walks have read more of them than the list holds: has_pending()
+// then says false again while the epoch is still open.
+TEST_P(SegmentHeap, DropsPendingEntriesOnceTheirExtentsAreTaken) {
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};  // the epoch never completes in this test
+  int s_handle = 0;
+  const stream_use on_s{&s_handle, true};
+  constexpr int n = 100;
+  std::vector<void*> held;
+  std::vector<void*> spacers;
+  for (int i = 0; i < n; ++i) {  // separated by used spacers: freed, they stay n extents
+    held.push_back(heap->allocate(4 * kib, 256, kind::large, on_s, true));
+    spacers.push_back(heap->allocate(4 * kib, 256, kind::large, on_s, true));
+    ASSERT_NE(held.back(), nullptr);
+  }
+  for (void* p : held) {
+    ASSERT_EQ(heap->free(p, kind::large, {&completed, 1, &s_handle, true}), segment_heap::free_result::freed);
+  }
+  EXPECT_TRUE(heap->has_pending());
+  for (int i = 0; i < n; ++i) ASSERT_NE(heap->allocate(4 * kib, 256, kind::large, on_s, false), nullptr);  // all taken back
+  EXPECT_EQ(heap->stats().pending_bytes, 0u);
+  // Requests that fit no hole: each walks the n stale entries; then they are dropped.
+  for (int i = 0; i < 3; ++i) ASSERT_NE(heap->allocate(256 * kib, 256, kind::large, on_s, true), nullptr);
+  EXPECT_FALSE(heap->has_pending());
+}
+
 // A range pending on one stream and a free range next to it: a request of their joint size from
 // another stream must not get the pending part, merged or not (RMM #2489).
 TEST_P(SegmentHeap, NeverMergesPendingIntoReusable) {
