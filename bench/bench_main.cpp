@@ -201,30 +201,29 @@ int main(int argc, char** argv) {
   std::vector<std::string> trace_files;
   std::vector<char*> rest;
   int devices = 0;  // 0: the default for the backend
+  // A flag's positive number into *value, or a message and false.
+  const auto positive = [](std::string_view arg, std::string_view flag, long long* value) {
+    const std::string text(arg.substr(flag.size()));
+    *value = std::atoll(text.c_str());
+    if (*value >= 1) return true;
+    std::fprintf(stderr, "bench: %.*s must be a positive number, got '%s'\n", static_cast<int>(flag.size() - 1),
+                 flag.data(), text.c_str());
+    return false;
+  };
+  long long number = 0;  // positive()'s
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (i > 0 && arg.starts_with("--backend=")) {
       backend = arg.substr(10);
     } else if (i > 0 && arg.starts_with("--devices=")) {
-      devices = std::atoi(std::string(arg.substr(10)).c_str());
-      if (devices < 1) {
-        std::fprintf(stderr, "bench: --devices must be a positive number, got '%s'\n", argv[i] + 10);
-        return 2;
-      }
+      if (!positive(arg, "--devices=", &number)) return 2;
+      devices = static_cast<int>(std::min<long long>(number, 1 << 20));
     } else if (i > 0 && arg.starts_with("--serve-check-fault=")) {
-      const long long every = std::atoll(std::string(arg.substr(20)).c_str());
-      if (every < 1) {
-        std::fprintf(stderr, "bench: --serve-check-fault must be a positive number, got '%s'\n", argv[i] + 20);
-        return 2;
-      }
-      bench::set_serve_check_fault(static_cast<std::uint64_t>(every));
+      if (!positive(arg, "--serve-check-fault=", &number)) return 2;
+      bench::set_serve_check_fault(static_cast<std::uint64_t>(number));
     } else if (i > 0 && arg.starts_with("--replay-passes=")) {
-      const long long passes = std::atoll(std::string(arg.substr(16)).c_str());
-      if (passes < 1) {
-        std::fprintf(stderr, "bench: --replay-passes must be a positive number, got '%s'\n", argv[i] + 16);
-        return 2;
-      }
-      bench::set_replay_passes(static_cast<std::uint64_t>(passes));
+      if (!positive(arg, "--replay-passes=", &number)) return 2;
+      bench::set_replay_passes(static_cast<std::uint64_t>(number));
     } else if (i > 0 && arg.starts_with("--traces=")) {
       traces_dir = arg.substr(9);
       traces_dir_given = true;

@@ -1,9 +1,10 @@
 # Medians over serve_ab.sh's rounds: requests/s base, new, new/base, and new's failures and stream
-# waits per 1000 allocations (the last round's).
+# waits per 1000 allocations (the last round's). Reads ab_<side>_<round>.json (serve_ab.sh through
+# s22's ab.sh) and serve_<side>_<round>.json (the files of this session's runs, serve.tar.xz).
 import collections, glob, json, os, statistics as st, sys
 d = collections.defaultdict(lambda: collections.defaultdict(list))
 extra = {}
-for f in sorted(glob.glob(os.path.join(sys.argv[1], 'serve_*_*.json'))):
+for f in sorted(glob.glob(os.path.join(sys.argv[1], 'serve_*_*.json')) + glob.glob(os.path.join(sys.argv[1], 'ab_*_*.json'))):
     side = os.path.basename(f).split('_')[1]
     for x in json.load(open(f))['benchmarks']:
         d[x['name']][side].append(x['items_per_second'])
