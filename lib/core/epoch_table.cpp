@@ -64,17 +64,10 @@ epoch_table::stream_state& epoch_table::state_locked(epoch_shard& shard, stream_
   return se;
 }
 
-// Without a lock unless the epoch is full or being closed (epoch_protocol.hpp's try_mark). With a
-// lock per mark it was one of the three or four lock pairs of a stream-ordered large free and its
-// reuse.
-stream_tag epoch_table::mark_stream_free(stream_ref s, stream_state** state) {
-  stream_state& se = state_of(s);
-  *state = &se;
-  std::size_t count = 0;
-  std::uint64_t seq = try_mark(se, &count);
-  if (seq != 0 && (count < epoch_batch_ || (!heap_.several_streams() && count < max_open_marks))) [[likely]] {
-    return stream_tag{&se.completed, seq, s.native(), true};
-  }
+// mark_stream_free (epoch_table.hpp) marks without a lock unless the epoch is full or being closed
+// (epoch_protocol.hpp's try_mark); this is the rest. With a lock per mark it was one of the three
+// or four lock pairs of a stream-ordered large free and its reuse.
+stream_tag epoch_table::mark_stream_free_locked(stream_ref s, stream_state& se, std::uint64_t seq) {
   epoch_shard& shard = shard_of(s);
   std::lock_guard lock(shard.mutex);
   if (seq == 0) seq = mark_locked(se);  // after the close that was under way

@@ -89,8 +89,19 @@ class epoch_table {
 
   // A large free on s joins s's open epoch: the tag its range carries in the heap.
   // *state: s's records, for note_mark_bytes.
+  // Inline: the lock-free mark is most of a stream-ordered large free's epoch work, and as calls
+  // (mark_or_synchronize, this) it paid two prologues; the full epoch's close is out of line.
   struct stream_state;
-  [[nodiscard]] stream_tag mark_stream_free(stream_ref s, stream_state** state);
+  [[nodiscard]] stream_tag mark_stream_free(stream_ref s, stream_state** state) {
+    stream_state& se = state_of(s);
+    *state = &se;
+    std::size_t count = 0;
+    const std::uint64_t seq = try_mark(se, &count);
+    if (seq != 0 && (count < epoch_batch_ || (!heap_.several_streams() && count < max_open_marks))) [[likely]] {
+      return stream_tag{&se.completed, seq, s.native(), true};
+    }
+    return mark_stream_free_locked(s, se, seq);
+  }
   // Marks that close an epoch of a stream alone in the heap: half the marks word's count bits. The
   // other half is headroom for the marks other threads add without the lock between this bound and
   // the close (each sees itself past the bound and takes the lock); epoch_batch < 2^23 too.
@@ -232,6 +243,9 @@ class epoch_table {
     return state_of_uncached(s);
   }
   [[nodiscard]] stream_state& state_of_uncached(stream_ref s);
+  // mark_stream_free's slow path: the mark under the shard's lock (seq 0: a close was under way),
+  // and the close of a full epoch.
+  [[nodiscard]] stream_tag mark_stream_free_locked(stream_ref s, stream_state& se, std::uint64_t seq);
   // s's epochs, created if new; under the shard's lock.
   [[nodiscard]] stream_state& state_locked(epoch_shard& shard, stream_ref s);
 

@@ -145,7 +145,7 @@ inline std::size_t segment_heap::bin_floor(unsigned b) noexcept {
   return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
 }
 
-std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                                      std::size_t* hole) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
