@@ -55,6 +55,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <cudapool/detail/core/arith.hpp>
 #include <cudapool/detail/core/pool_core.hpp>
 #include <cudapool/detail/core/stream_admission.hpp>
 #include <cudapool/backend.hpp>
@@ -104,7 +105,7 @@ class basic_pool final : private core::free_list_sink {
   // allocate(0) returns nullptr.
   [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
-    if (!power_of_two(alignment)) {
+    if (!core::power_of_two(alignment)) {
       throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
     }
     void* p = allocate_impl(bytes, alignment, s);
@@ -117,7 +118,7 @@ class basic_pool final : private core::free_list_sink {
     return try_allocate(bytes, min_alignment, s);
   }
   [[nodiscard]] void* try_allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) noexcept {
-    if (!power_of_two(alignment)) return nullptr;
+    if (!core::power_of_two(alignment)) return nullptr;
     try {
       return allocate_impl(bytes, alignment, s);
     } catch (...) {
@@ -292,8 +293,6 @@ class basic_pool final : private core::free_list_sink {
     }
     deallocate_rejected(p, r.what, r.cls, r.index, r.interior, nullptr);
   }
-
-  static constexpr bool power_of_two(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
 
   void* allocate_impl(std::size_t bytes, std::size_t alignment, stream_ref s) {
     if (bytes == 0) return nullptr;

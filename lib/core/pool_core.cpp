@@ -1,5 +1,7 @@
 #include <cudapool/detail/core/pool_core.hpp>
 
+#include <cudapool/detail/core/arith.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <limits>
@@ -11,8 +13,6 @@
 namespace cudapool::core {
 
 namespace {
-
-std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 std::string human(std::size_t bytes) {
   char buf[64];

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include <cudapool/detail/core/arith.hpp>
 #include <cudapool/errors.hpp>
 
 namespace cudapool::core {
@@ -14,14 +15,6 @@ namespace cudapool::core {
 namespace {
 
 constexpr std::size_t granule = 256;  // every extent starts and ends on one (cudaMalloc's alignment)
-
-constexpr std::uintptr_t round_up(std::uintptr_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
-constexpr std::uintptr_t round_down(std::uintptr_t n, std::size_t to) noexcept { return n / to * to; }
-// round_up for a power of two (every alignment): a mask, not a division. In the best fit's scan of
-// a bin it was the costliest instruction (a 64-bit div per candidate extent).
-constexpr std::uintptr_t align_up(std::uintptr_t n, std::size_t alignment) noexcept {
-  return (n + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
-}
 
 }  // namespace
 
@@ -55,14 +48,6 @@ void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) n
   keys_[i] = key;
   ids_[i] = id;
   ++size_;
-}
-
-std::uint32_t segment_heap::address_index::take(std::uintptr_t key) noexcept {
-  const std::size_t i = slot_with(key);
-  if (i >= keys_.size()) return none;
-  const std::uint32_t id = ids_[i];
-  erase_slot(i);
-  return id;
 }
 
 void segment_heap::address_index::erase_slot(std::size_t i) noexcept {
@@ -426,9 +411,7 @@ void segment_heap::count_mapped(std::size_t bytes) noexcept {
 
 void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, stream_use use, bool may_grow,
                              const void** behind, bool* wait_own) {
-  // A power of two by mask: std::has_single_bit is a call to libgcc's popcount where the target
-  // has no popcnt instruction (x86-64's baseline), on every large allocation.
-  if (bytes == 0 || bytes > (std::size_t{1} << 47) || alignment == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
+  if (bytes == 0 || bytes > (std::size_t{1} << 47) || !power_of_two(alignment)) return nullptr;
   const std::size_t size = round_up(bytes, granule);
   alignment = std::max(alignment, granule);
   std::lock_guard lock(mutex_);
@@ -719,9 +702,8 @@ std::uint32_t segment_heap::grow_chunk(std::size_t bytes, std::size_t alignment)
 segment_heap::free_result segment_heap::free(const void* p, kind k, const stream_tag& tag, std::size_t* requested) noexcept {
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard lock(mutex_);
-  // Found and erased in one probe; a used extent of the other kind goes back (rare).
-  const std::uint32_t id = index_.take(addr);
-  if (id != none && extents_[id].what != k) index_.insert(addr, id);  // the slot just freed: no growth
+  // Found and erased in one probe; a used extent of the other kind stays (a caller's error, reported).
+  const std::uint32_t id = index_.take_unless(addr, [&](std::uint32_t i) { return extents_[i].what != k; });
   if (id == none || extents_[id].what != k) {
     for (const extent& e : extents_) {  // rare: what is it?
       if (e.st == state::dead || addr < e.base || addr >= e.end()) continue;

@@ -171,8 +171,15 @@ class segment_heap {
       if ((size_ + 1) * 2 > keys_.size()) grow();
     }
     void insert(std::uintptr_t key, std::uint32_t id) noexcept;
-    // The id under key, erased (none: not there): one probe.
-    [[nodiscard]] std::uint32_t take(std::uintptr_t key) noexcept;
+    // The id under key (none: not there), erased when keep(id) is false: one probe either way.
+    template <class Keep>
+    [[nodiscard]] std::uint32_t take_unless(std::uintptr_t key, Keep keep) noexcept {
+      const std::size_t i = slot_with(key);
+      if (i >= keys_.size()) return none;
+      const std::uint32_t id = ids_[i];
+      if (!keep(id)) erase_slot(i);
+      return id;
+    }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
    private:
