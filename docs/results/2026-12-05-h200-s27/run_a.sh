@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# s27 call a (one GPU-suite run of library c01d962, part 1 of 3), from the repository root after
+# s27 call a (one GPU-suite run of library e8cdc15, part 1 of 3), from the repository root after
 # `bash .ci/gpu-bundle` with .bundle carried: gpu-suite's soak part (5 minutes, --sizes=mixed,
 # 64 threads x 16 streams, the four variants side by side) beside its tests part (every test binary
 # of the bundle; the injected faults), then sanitizer, peers (20 s per peer), and the bench part in
