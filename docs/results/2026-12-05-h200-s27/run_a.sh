@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# s27 call a (one GPU-suite run of library e8cdc15, part 1 of 3), from the repository root after
+# s27 call a (SOAK seconds of soak, default 300; one GPU-suite run of library e8cdc15, part 1 of 3), from the repository root after
 # `bash .ci/gpu-bundle` with .bundle carried: gpu-suite's soak part (5 minutes, --sizes=mixed,
 # 64 threads x 16 streams, the four variants side by side) beside its tests part (every test binary
 # of the bundle; the injected faults), then sanitizer, peers (20 s per peer), and the bench part in
@@ -11,7 +11,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv > $
 S=.bundle/gpu-suite
 # Unpack the bundle once here: the soak and the tests start together and would both unpack it.
 [ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle || python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .bundle/bin.tar.xz .bundle
-SOAK_SECONDS=300 SOAK_SIZES=mixed timeout 340 bash $S $o soak > /dev/null 2>&1 &
+SOAK_SECONDS=${SOAK:-300} SOAK_SIZES=mixed timeout $(( ${SOAK:-300} + 40 )) bash $S $o soak > /dev/null 2>&1 &
 soak=$!
 timeout 300 bash $S $o tests > /dev/null 2>&1; el tests rc=$?
 wait $soak; el soak rc=$?
