@@ -79,6 +79,26 @@ if(PART STREQUAL "serve")
   if(rc1 EQUAL 0 OR NOT "${out1}${err1}" MATCHES "no median row in the inputs")
     message(FATAL_ERROR "gpu-suite serve with SERVE_REPS=1 exited ${rc1} without naming the missing medians:\n${out1}\n${err1}")
   endif()
+  # PART_DEADLINE already passed: the first round runs, the part stops before the second, and
+  # serve.json holds that round (merged after every round, so that a cut part keeps its rounds).
+  string(TIMESTAMP now "%s" UTC)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env SERVE_BACKEND=sim SERVE_ROUNDS=3 SERVE_ALLOCATORS=none SERVE_THREADS=1
+            SERVE_KINDS=small SERVE_MIN_TIME=0.001 SERVE_REPS=2 PART_DEADLINE=${now}
+            bash "${OUT_DIR}/bundle/gpu-suite" "${OUT_DIR}/deadline" serve
+    RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2 ERROR_VARIABLE err2)
+  if(NOT rc2 EQUAL 0 OR NOT "${out2}" MATCHES "serve: stopped before round 2"
+     OR NOT "${out2}" MATCHES "serve: rounds 1-1 merged into serve.json"
+     OR EXISTS "${OUT_DIR}/deadline/serve_rounds/none_r2.json")
+    message(FATAL_ERROR "gpu-suite serve with PART_DEADLINE passed exited ${rc2}, or ran round 2:\n${out2}\n${err2}")
+  endif()
+  file(READ "${OUT_DIR}/deadline/serve.json" one_round)
+  if(NOT one_round MATCHES "\"rounds\": 1")
+    message(FATAL_ERROR "serve.json after a deadline does not hold round 1 alone")
+  endif()
+endif()
+if(NOT out MATCHES "${PART}: rounds 1-1 merged into ${PART}.json" AND NOT PART STREQUAL "spread")
+  message(FATAL_ERROR "gpu-suite ${PART} did not merge after round 1:\n${out}")
 endif()
 include("${SOURCE_DIR}/docs/results_page.cmake")
 if(PART STREQUAL "spread")
