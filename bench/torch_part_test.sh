@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# CTest `torch_part_rounds`: gpu-suite's torch part without PyTorch. A stand-in for python writes
+# each script's --out file, so that the part's own logic is what runs: workloads.json summarised
+# after every round (a part cut by an outer timeout keeps its whole rounds), and PART_DEADLINE
+# stopping before the next round and skipping the library-default runs.
+#   torch_part_test.sh GPU_SUITE WORK_DIR
+set -u
+suite=$1 work=$2
+rm -rf "$work"; mkdir -p "$work/bundle/lib" "$work/bundle/bin"
+cp "$suite" "$work/bundle/gpu-suite"
+touch "$work/bundle/lib/libcudapool_torch.so" "$work/bundle/train_compare.py" "$work/bundle/workloads.py"
+cat > "$work/python" <<'PY'
+#!/usr/bin/env bash
+out=; for a in "$@"; do case "$a" in --out=*) out=${a#--out=} ;; esac; done
+[ "$1" = -c ] && { echo "torch (stand-in)"; exit 0; }
+[ -n "$out" ] && printf '{"args": "%s"}\n' "$*" > "$out"
+exit 0
+PY
+chmod +x "$work/python"
+fail() { echo "torch_part_rounds: $*"; exit 1; }
+# Two rounds, no deadline: a summary after each, then the library-default run and the last summary.
+log=$(PYTHON="$work/python" TORCH_ROUNDS=2 bash "$work/bundle/gpu-suite" "$work/two" torch 2>&1) || fail "exit $?: $log"
+for want in "workloads: rounds 1-1 summarised into workloads.json" "workloads: rounds 1-2 summarised into workloads.json" \
+            "--max-class-bytes=1m"; do
+  grep -qF -- "$want" <<< "$log" || fail "no '$want' in: $log"
+done
+grep -q "workloads_cudapool-stream_r2.json" "$work/two/workloads.json" || fail "round 2 not in workloads.json"
+# A deadline already passed: round 1 runs and is summarised, then the part stops (status 0).
+log=$(PYTHON="$work/python" TORCH_ROUNDS=3 PART_DEADLINE=$(date +%s) bash "$work/bundle/gpu-suite" "$work/cut" torch 2>&1) ||
+  fail "exit $? with PART_DEADLINE: $log"
+for want in "workloads: rounds 1-1 summarised into workloads.json" "workloads: stopped before round 2" \
+            "workloads: the library-default runs skipped (PART_DEADLINE)"; do
+  grep -qF -- "$want" <<< "$log" || fail "no '$want' in: $log"
+done
+grep -q "_r2.json" "$work/cut/workloads.json" && fail "a round after the deadline ran"
+grep -q "workloads_cudapool-tls_r1.json" "$work/cut/workloads.json" || fail "round 1 not in workloads.json"
+echo "torch_part_rounds: pass"
