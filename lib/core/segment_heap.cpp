@@ -349,24 +349,33 @@ std::uint32_t segment_heap::merge_unmapped(std::uint32_t id) noexcept {
 }
 
 // Free extents whose epoch completed lose their tag and merge with their neighbours.
-void segment_heap::resolve_completed() noexcept {
-  resolved_.clear();
-  std::size_t keep = 0;
+// Keeps in pending_ (in order) the free extents for which keep(tag) holds; the others leave it
+// (insert_free lists them again once they are tagged free extents), and go into *dropped if given.
+// Every stale entry leaves too, so stale_seen_ starts again.
+template <class Keep>
+void segment_heap::prune_pending(Keep keep, std::vector<std::uint32_t>* dropped) noexcept {
+  std::size_t kept = 0;
   for (const std::uint32_t id : pending_) {
-    const extent& e = extents_[id];
-    if (e.st == state::free && !e.tag.resolved()) {
-      pending_[keep++] = id;
+    extent& e = extents_[id];
+    if (e.st == state::free && keep(e.tag)) {
+      pending_[kept++] = id;
     } else {
-      extents_[id].in_pending = false;
-      resolved_.push_back(id);  // capacity >= extents_.size()
+      e.in_pending = false;
+      if (dropped != nullptr) dropped->push_back(id);  // capacity >= extents_.size()
     }
   }
-  pending_.resize(keep);
-  stale_seen_ = 0;  // what was stale went with the resolved
+  pending_.resize(kept);
+  pending_count_.store(kept, std::memory_order_relaxed);
+  stale_seen_ = 0;
+}
+
+void segment_heap::resolve_completed() noexcept {
+  resolved_.clear();
+  prune_pending([](const stream_tag& t) { return !t.resolved(); }, &resolved_);
   for (const std::uint32_t id : resolved_) {
     // Still free and tagged (an earlier merge of this loop may have absorbed it); resolved now.
     if (extents_[id].st != state::free || extents_[id].tag.completed == nullptr) continue;
-      extents_[id].tag = {};
+    extents_[id].tag = {};
     remove_free(id);
     coalesce(id);  // may tag it again from a pending neighbour, and list it in pending_
   }
@@ -374,18 +383,7 @@ void segment_heap::resolve_completed() noexcept {
 }
 
 void segment_heap::drop_stale_pending() noexcept {
-  std::size_t keep = 0;
-  for (const std::uint32_t id : pending_) {
-    extent& e = extents_[id];
-    if (e.st == state::free && e.tag.completed != nullptr) {
-      pending_[keep++] = id;
-    } else {
-      e.in_pending = false;  // insert_free lists it again once it is a tagged free extent
-    }
-  }
-  pending_.resize(keep);
-  pending_count_.store(keep, std::memory_order_relaxed);
-  stale_seen_ = 0;
+  prune_pending([](const stream_tag& t) { return t.completed != nullptr; }, nullptr);
 }
 
 bool segment_heap::resolve_new_completions() noexcept {

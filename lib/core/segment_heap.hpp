@@ -247,6 +247,8 @@ class segment_heap {
   // stream variant's one-stream replays) the walks of find_run read hundreds of such entries.
   // Stable: find_run's ties keep their order.
   void drop_stale_pending() noexcept;
+  template <class Keep>
+  void prune_pending(Keep keep, std::vector<std::uint32_t>* dropped) noexcept;  // both of the above
   bool resolve_new_completions() noexcept;  // resolve_completed() if an epoch completed since the last; whether it ran
   // Inline: best fit asks it of every candidate, and as a call it was a tenth of the search.
   [[nodiscard, gnu::always_inline]] static bool safe_for(const stream_tag& t, stream_use use) noexcept {

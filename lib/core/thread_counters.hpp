@@ -67,11 +67,8 @@ class thread_counters {
 
   // Thread-safe. Exact at quiescence.
   [[nodiscard]] std::int64_t sum(std::size_t i) const noexcept {
-    std::int64_t total = shared_->values[i].load(std::memory_order_relaxed);
-    const unsigned used = used_.load(std::memory_order_acquire);
-    for (unsigned s = 0; s < used; ++s) {
-      if (const block* b = slots_[s].load(std::memory_order_acquire)) total += b->values[i].load(std::memory_order_relaxed);
-    }
+    std::int64_t total = 0;
+    sum_range(i, 1, &total);
     return total;
   }
 
