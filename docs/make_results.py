@@ -351,7 +351,9 @@ def section_torch(pg):
                "over the steps; memory: device memory in use by the process after the workload minus its "
                "baseline (the process keeps what it reserved, so later workloads include earlier peaks). "
                "`x torch` / `x expandable`: against PyTorch's own allocator without / with "
-               "`expandable_segments:True` on the same workload. With several rounds (the allocators' "
+               "`expandable_segments:True` on the same workload. `process MiB`: the process's device memory in "
+               "all (`mem_get_info`, context and cuBLAS included), the memory target's measure; `x expandable "
+               "(process)` compares it with expandable segments' process (median of the rounds' ratios). With several rounds (the allocators' "
                "processes alternating, round by round) the figures are medians over the rounds, and "
                "`x torch` is the median of each round's ratio to PyTorch's allocator in the same round, "
                "the rounds' ratios in parentheses.")
@@ -360,6 +362,20 @@ def section_torch(pg):
         workloads = list(dict.fromkeys(r["workload"] for r in rows))
         allocs = list(dict.fromkeys(r["allocator"] for r in rows))
         get = {(r["workload"], r["allocator"]): r for r in rows}
+        # The process in all (mem_get_info, context included): the memory target's measure. Rows of
+        # workloads.py before s28 lack it: then round 1's process, from the run it kept per allocator.
+        round1 = [False]
+
+        def process_mib(w, a):
+            r = get.get((w, a), {})
+            if r.get("used_mib") is not None:
+                return r["used_mib"]
+            used = ((runs.get(a) or {}).get("workloads", {}).get(w) or {}).get("used_bytes") if isinstance(runs, dict) else None
+            if used is None:
+                return None
+            round1[0] = True
+            return used / (1 << 20)
+
         for w in workloads:
             t = get.get((w, "torch"), {})
             e = get.get((w, "torch-expandable"), {})
@@ -373,14 +389,21 @@ def section_torch(pg):
                 vs_torch = r.get("median_vs_torch", ratio(ms, t.get("median_step_ms")))
                 by_round = r.get("vs_torch_by_round") or []
                 x_torch = fmt(vs_torch) + (f" ({', '.join(fmt(x) for x in by_round)})" if len(by_round) > 1 else "")
+                proc = process_mib(w, a)
+                x_proc = r.get("process_vs_torch_expandable") if r.get("used_mib") is not None else None
+                if x_proc is None:
+                    x_proc = ratio(proc, process_mib(w, "torch-expandable"))
                 out.append([a, fmt(ms), x_torch, fmt(ratio(ms, e.get("median_step_ms"))),
                             fmt(r.get("p90_step_ms")), fmt(mib), fmt(ratio(mib, t.get("used_over_baseline_mib"))),
-                            fmt(ratio(mib, e.get("used_over_baseline_mib"))),
+                            fmt(ratio(mib, e.get("used_over_baseline_mib"))), fmt(proc), fmt(x_proc, 4),
                             fmt(r.get("peak_used_over_baseline_mib")),
                             {True: "yes", False: "**no**"}.get(r.get("values_match_torch"), "–")])
             pg.add("", f"### {w}", "")
             pg.add(*table(["allocator", "median step ms", "x torch", "x expandable", "p90 ms", "MiB over baseline",
-                           "x torch", "x expandable", "peak MiB", "losses/checksums = torch"], out))
+                           "x torch", "x expandable", "process MiB", "x expandable (process)", "peak MiB",
+                           "losses/checksums = torch"], out))
+        if round1[0]:
+            pg.add("", "Process MiB: round 1's processes (this workloads.json has no per-round process totals).")
         for p in torch_plots(pg, workloads, allocs, get):
             pg.image(p, os.path.basename(p))
     # train_compare.py: torch.json (the library's default variant), torch_<variant>.json.

@@ -596,6 +596,11 @@ def summary(args):
             vs_torch = [ratio(w["median_step_ms"], (of(nth("torch", k), name) or {}).get("median_step_ms")) for k, w in per]
             vs_exp = [ratio(w["used_over_baseline_bytes"],
                             (of(nth("torch-expandable", k), name) or {}).get("used_over_baseline_bytes")) for k, w in per]
+            # The process in all (context and cuBLAS included), as mem_get_info counts it: issue 14's
+            # measure. Over the baseline, expandable segments' larger context (8 MiB on the H200)
+            # counts against every other allocator.
+            vs_exp_process = [ratio(w["used_bytes"], (of(nth("torch-expandable", k), name) or {}).get("used_bytes"))
+                              for k, w in per]
             rows.append({
                 "workload": name,
                 "allocator": label,
@@ -608,17 +613,21 @@ def summary(args):
                 "used_over_baseline_mib": median([w["used_over_baseline_bytes"] / MiB for _, w in per]),
                 "used_over_baseline_mib_by_round": [w["used_over_baseline_bytes"] / MiB for _, w in per],
                 "used_vs_torch_expandable": median(vs_exp),
+                "used_mib": median([w["used_bytes"] / MiB for _, w in per]),
+                "used_mib_by_round": [w["used_bytes"] / MiB for _, w in per],
+                "process_vs_torch_expandable": median(vs_exp_process),
                 "peak_used_over_baseline_mib": median([w["peak_used_over_baseline_bytes"] / MiB for _, w in per]),
                 "values_match_torch": None if t0 is None else all(w["values"] == t0["values"] for _, w in per),
             })
     header = ("workload", "allocator", "median ms", "x torch", "p90 ms", "MiB over baseline", "x torch-expandable",
-              "peak MiB over baseline", "losses/checksums = torch")
+              "process MiB", "x torch-expandable (process)", "peak MiB over baseline", "losses/checksums = torch")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         same = {None: "-", True: "yes", False: "NO"}[row["values_match_torch"]]
         lines.append(f"| {row['workload']} | {row['allocator']} | {row['median_step_ms']:.3f} | "
                      f"{fmt(row['median_vs_torch'], '.3f')} | {row['p90_step_ms']:.3f} | "
                      f"{row['used_over_baseline_mib']:.1f} | {fmt(row['used_vs_torch_expandable'], '.3f')} | "
+                     f"{row['used_mib']:.1f} | {fmt(row['process_vs_torch_expandable'], '.3f')} | "
                      f"{row['peak_used_over_baseline_mib']:.1f} | {same} |")
     devices = sorted({r.get("device", "?") for r in runs.values()})
     baselines = ", ".join(f"{label} {r['baseline_used_bytes'] / MiB:.0f}" for label, r in runs.items())
