@@ -4,8 +4,9 @@
 # round's ratios before the median over the rounds; the replay page must say where its figures come
 # from and show the rounds' spread; so that neither part can rot between GPU runs. CTest
 # `spread_part` runs the spread part the same way (bench's fresh processes and the instances probe,
-# -DINSTANCES=<instances binary>), and the page must show both.
-#   cmake -DPART=serve|replay|spread -DPYTHON=... -DBENCH=<bench binary> -DSOURCE_DIR=<repo> -DOUT_DIR=... -P this
+# -DINSTANCES=<instances binary>), and the page must show both. CTest `pagebench_part` runs the
+# pagebench part (the page's pair, prodcons and limit benchmarks, merged into one bench.json).
+#   cmake -DPART=serve|replay|spread|pagebench -DPYTHON=... -DBENCH=<bench binary> -DSOURCE_DIR=<repo> -DOUT_DIR=... -P this
 foreach(var PART PYTHON BENCH SOURCE_DIR OUT_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "rounds_test.cmake: -D${var}=... is required")
@@ -45,8 +46,14 @@ elseif(PART STREQUAL "spread")
               "| `tls` | free_1 | " "| `lockfree` | pinned_2 | "
               "Fresh processes (`instances --processes`, spread_instances.json): 2 processes of each variant"
               "| `tls` | processes_free | " "| `lockfree` | processes_pinned | ")
+elseif(PART STREQUAL "pagebench")
+  # Not rounds: the page's microbenchmarks in one bench.json (two filters, two minimum times).
+  set(allocators)
+  set(env PAGEBENCH_BACKEND=sim PAGEBENCH_MIN_TIME=0.001 PAGEBENCH_LIMIT_MIN_TIME=0.001 BENCH_REPS=2)
+  set(needles "### pair/4096 (allocate + free of 4096 bytes on each thread)" "### prodcons (4 KiB blocks"
+              "| tls | ")
 else()
-  message(FATAL_ERROR "rounds_test.cmake: PART must be serve, replay or spread, not '${PART}'")
+  message(FATAL_ERROR "rounds_test.cmake: PART must be serve, replay, spread or pagebench, not '${PART}'")
 endif()
 if(PART STREQUAL "replay")
   # As .ci/gpu-bundle carries it: bin/ packed into bin.tar.xz, which gpu-suite unpacks.
@@ -97,7 +104,7 @@ if(PART STREQUAL "serve")
     message(FATAL_ERROR "serve.json after a deadline does not hold round 1 alone")
   endif()
 endif()
-if(NOT out MATCHES "${PART}: rounds 1-1 merged into ${PART}.json" AND NOT PART STREQUAL "spread")
+if(NOT out MATCHES "${PART}: rounds 1-1 merged into ${PART}.json" AND NOT PART MATCHES "^(spread|pagebench)$")
   message(FATAL_ERROR "gpu-suite ${PART} did not merge after round 1:\n${out}")
 endif()
 include("${SOURCE_DIR}/docs/results_page.cmake")
@@ -105,6 +112,11 @@ if(PART STREQUAL "spread")
   file(READ "${OUT_DIR}/run/spread_instances.json" merged)
   cudapool_require_text("spread_instances.json" "${merged}" "\"pinned_2\"" "\"free_2\"" "\"f_instances\"" "\"processes_free\""
                         "\"mode\": \"processes\"")
+elseif(PART STREQUAL "pagebench")
+  file(READ "${OUT_DIR}/run/bench.json" merged)
+  cudapool_require_text("bench.json" "${merged}" "\"pair/tls/4096/real_time/threads:1_median\""
+                        "\"prodcons/lockfree/real_time/threads:2_median\"" "\"limit/epoch_event/real_time_median\""
+                        "\"limit/stack/real_time/threads:1_median\"")
 else()
   file(READ "${OUT_DIR}/run/${PART}.json" merged)
   cudapool_require_text("${PART}.json" "${merged}" "\"round_medians\"" "\"rounds\": 2" "${point}")
