@@ -5,9 +5,11 @@
 // count the epochs they close, not the queries they make to find them complete.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 
 #include <cudapool/backend.hpp>
 
@@ -35,12 +37,24 @@ struct device_call_counts {
 //     and device-side waits never reach the device, and every query finds its event complete, as
 //     the device would with nothing running: the pool's host work alone, whose difference to the
 //     same workload with the device's calls is what those calls cost in place (replay's /elided).
-enum class event_mode { forward, settle, elide };
+//   lag (workloads with no device work only, one host thread): as settle, but the device runs
+//     `lag` host operations behind the host: the workload calls tick() once per operation (a
+//     replay: per allocation and free), and an event recorded at tick t is complete from tick
+//     t + lag on, or once the host waited for it, its stream or the device. A replay has no kernels
+//     between its allocations, so its events complete at once (settle), where a PyTorch loop's
+//     device runs up to a step behind: that step's frees are pending when the next allocations
+//     come. lag models that deterministically, in the workload's own operations (not in events,
+//     whose number is the pool's choice).
+enum class event_mode { forward, settle, elide, lag };
 
 class counting_backend final : public cudapool::backend {
  public:
-  explicit counting_backend(std::shared_ptr<cudapool::backend> inner, event_mode mode = event_mode::forward)
-      : inner_(std::move(inner)), mode_(mode) {}
+  explicit counting_backend(std::shared_ptr<cudapool::backend> inner, event_mode mode = event_mode::forward,
+                            std::uint64_t lag = 0)
+      : inner_(std::move(inner)), mode_(mode), lag_(lag) {}
+
+  // lag: one host operation of the workload has passed.
+  void tick() noexcept { ++ticks_; }
 
   [[nodiscard]] device_call_counts counts() const noexcept {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
@@ -68,20 +82,22 @@ class counting_backend final : public cudapool::backend {
   void synchronize(cudapool::stream_ref s) override {
     count(waits_);
     if (mode_ == event_mode::elide) return;
+    if (mode_ == event_mode::lag) caught_up_ = std::max(caught_up_, last_of(s));
     inner_->synchronize(s);
   }
   void synchronize_device() override {
     count(waits_);
     if (mode_ == event_mode::elide) return;
+    if (mode_ == event_mode::lag) caught_up_ = ticks_ + 1;
     inner_->synchronize_device();
   }
   [[nodiscard]] bool query_stream(cudapool::stream_ref s) override {
     count(queries_);
     count(stream_queries_);
     if (mode_ == event_mode::elide) return true;
-    if (mode_ == event_mode::settle) {
+    if (mode_ == event_mode::settle || mode_ == event_mode::lag) {
       inner_->synchronize(s);
-      return true;
+      return mode_ == event_mode::settle || complete(last_of(s));
     }
     return inner_->query_stream(s);
   }
@@ -90,14 +106,20 @@ class counting_backend final : public cudapool::backend {
   void record(cudapool::event_handle e, cudapool::stream_ref s) override {
     count(records_);
     if (mode_ == event_mode::elide) return;
+    if (mode_ == event_mode::lag) {
+      recorded_at_[e] = ticks_ + 1;  // 0: never recorded
+      last_on_[s.native()] = ticks_ + 1;
+    }
     inner_->record(e, s);
   }
   [[nodiscard]] bool query(cudapool::event_handle e) override {
     count(queries_);
     if (mode_ == event_mode::elide) return true;
-    if (mode_ == event_mode::settle) {
+    if (mode_ == event_mode::settle || mode_ == event_mode::lag) {
       inner_->wait(e);
-      return true;
+      if (mode_ == event_mode::settle || complete(recorded_at(e))) return true;
+      count(incomplete_queries_);
+      return false;
     }
     const bool done = inner_->query(e);
     if (!done) count(incomplete_queries_);
@@ -106,6 +128,7 @@ class counting_backend final : public cudapool::backend {
   void wait(cudapool::event_handle e) override {
     count(waits_);
     if (mode_ == event_mode::elide) return;
+    if (mode_ == event_mode::lag) caught_up_ = std::max(caught_up_, recorded_at(e));
     inner_->wait(e);
   }
   void stream_wait(cudapool::stream_ref waiter, cudapool::event_handle e) override {
@@ -137,8 +160,27 @@ class counting_backend final : public cudapool::backend {
  private:
   static void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 
+  // lag: 1 + the tick at which an event, or a stream's last event, was recorded; 0 for none.
+  [[nodiscard]] std::uint64_t recorded_at(cudapool::event_handle e) const {
+    const auto it = recorded_at_.find(e);
+    return it == recorded_at_.end() ? 0 : it->second;
+  }
+  [[nodiscard]] std::uint64_t last_of(cudapool::stream_ref s) const {
+    const auto it = last_on_.find(s.native());
+    return it == last_on_.end() ? 0 : it->second;
+  }
+  // Whether the device, lag_ ticks behind the host unless the host waited, has reached what was
+  // recorded at tick n - 1.
+  [[nodiscard]] bool complete(std::uint64_t n) const noexcept { return n <= caught_up_ || n + lag_ <= ticks_ + 1; }
+
   std::shared_ptr<cudapool::backend> inner_;
   event_mode mode_;
+  std::uint64_t lag_ = 0;
+  // lag's state (one host thread: not synchronised).
+  std::unordered_map<cudapool::event_handle, std::uint64_t> recorded_at_;
+  std::unordered_map<void*, std::uint64_t> last_on_;  // by stream_ref::native()
+  std::uint64_t caught_up_ = 0;  // the host waited for everything recorded up to this (1 + tick)
+  std::uint64_t ticks_ = 0;
   std::atomic<std::uint64_t> incomplete_queries_{0};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> queries_{0};
