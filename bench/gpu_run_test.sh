@@ -49,6 +49,12 @@ grep -q "serve: cut at" "$work/b/gpu-run.log" || fail "no 'serve: cut' line: $(c
 [ -s "$work/b/serve.tar.xz" ] || fail "the cut part was not packed"
 (( $(date +%s) - start < 20 + 10 )) || fail "the overrun part was not cut at the call's end"
 
+# An estimate of 0 with no time left: skipped, never run without a limit (timeout 0 has none).
+rm -f "$work/order.txt"
+bash "$run" "$work/d" 0 torch:0 > /dev/null 2>&1
+grep -q "torch: skipped" "$work/d/gpu-run.log" || fail "a part ran with no time left: $(cat "$work/d/gpu-run.log")"
+[ -e "$work/order.txt" ] && fail "the part ran with no time left"
+
 # Bad input.
 bash "$run" "$work/c" soon torch > /dev/null 2>&1 && fail "SECONDS 'soon' accepted"
 bash "$run" "$work/c" 10 > /dev/null 2>&1 && fail "no part accepted"
