@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """merge_bench.py OUT IN...: one Google Benchmark JSON from several runs of the same binary (the
-context of the first, the benchmarks of all, in order), for docs/make_results.py."""
+context of the first, the benchmarks of all, in order), for docs/make_results.py: gpu-suite's
+pagebench part (its two filters), and the run scripts of docs/results since s9."""
 import json
 import sys
 

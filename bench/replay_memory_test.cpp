@@ -235,8 +235,8 @@ TEST(ReplayMemory, RemapRatioGoesBelowTheFloor) {
 // remap), every variant, each one-stream trace with its events complete one step of the trace
 // later (its operations over the 30 steps it recorded, 25 and 5 of warm-up: lm_train 808,
 // cnn_varbatch 565, lm_infer_varseq 245): within max(1.10, floor + 0.01), as settled. s28 measured
-// on the sim: lm_train 1.037, cnn_varbatch 1.092, lm_infer_varseq 1.077 at any lag of 10 or more
-// operations up to a step, against 1.025, 1.021 and 1.071 settled (3 passes). Four or more steps
+// on the sim, every variant alike: lm_train 1.037, cnn_varbatch 1.091, lm_infer_varseq 1.077, against
+// 1.025, 1.021 and 1.071 settled (3 passes, mutex). Four or more steps
 // behind (a loop that never synchronises) lm_infer_varseq reserved 1.18-1.25x (docs/design.md).
 TEST(ReplayMemory, StreamOrderedReplaysWithTheDeviceAStepBehind) {
   pool_options plugin;

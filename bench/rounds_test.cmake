@@ -15,7 +15,8 @@ endforeach()
 file(REMOVE_RECURSE "${OUT_DIR}")
 file(MAKE_DIRECTORY "${OUT_DIR}/bundle/bin" "${OUT_DIR}/bundle/traces")
 # The bundle's layout, as .ci/gpu-bundle makes it.
-file(COPY "${SOURCE_DIR}/.ci/gpu-suite" "${SOURCE_DIR}/bench/merge_rounds.py" DESTINATION "${OUT_DIR}/bundle")
+file(COPY "${SOURCE_DIR}/.ci/gpu-suite" "${SOURCE_DIR}/bench/merge_rounds.py" "${SOURCE_DIR}/bench/merge_bench.py"
+     DESTINATION "${OUT_DIR}/bundle")
 file(CREATE_LINK "${BENCH}" "${OUT_DIR}/bundle/bin/bench" SYMBOLIC)
 if(PART STREQUAL "serve")
   set(allocators mutex lockfree none)

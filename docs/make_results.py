@@ -364,16 +364,17 @@ def section_torch(pg):
         get = {(r["workload"], r["allocator"]): r for r in rows}
         # The process in all (mem_get_info, context included): the memory target's measure. Rows of
         # workloads.py before s28 lack it: then round 1's process, from the run it kept per allocator.
-        round1 = [False]
+        round1 = False
 
         def process_mib(w, a):
+            nonlocal round1
             r = get.get((w, a), {})
             if r.get("used_mib") is not None:
                 return r["used_mib"]
             used = ((runs.get(a) or {}).get("workloads", {}).get(w) or {}).get("used_bytes") if isinstance(runs, dict) else None
             if used is None:
                 return None
-            round1[0] = True
+            round1 = True
             return used / (1 << 20)
 
         for w in workloads:
@@ -390,7 +391,7 @@ def section_torch(pg):
                 by_round = r.get("vs_torch_by_round") or []
                 x_torch = fmt(vs_torch) + (f" ({', '.join(fmt(x) for x in by_round)})" if len(by_round) > 1 else "")
                 proc = process_mib(w, a)
-                x_proc = r.get("process_vs_torch_expandable") if r.get("used_mib") is not None else None
+                x_proc = r.get("process_vs_torch_expandable")  # the median of the rounds' ratios
                 if x_proc is None:
                     x_proc = ratio(proc, process_mib(w, "torch-expandable"))
                 out.append([a, fmt(ms), x_torch, fmt(ratio(ms, e.get("median_step_ms"))),
@@ -402,7 +403,7 @@ def section_torch(pg):
             pg.add(*table(["allocator", "median step ms", "x torch", "x expandable", "p90 ms", "MiB over baseline",
                            "x torch", "x expandable", "process MiB", "x expandable (process)", "peak MiB",
                            "losses/checksums = torch"], out))
-        if round1[0]:
+        if round1:
             pg.add("", "Process MiB: round 1's processes (this workloads.json has no per-round process totals).")
         for p in torch_plots(pg, workloads, allocs, get):
             pg.image(p, os.path.basename(p))
