@@ -116,11 +116,7 @@ void epoch_table::note_mark_bytes(stream_ref s, stream_state& se, const stream_t
 }
 
 bool epoch_table::full(const stream_state& se) const noexcept {
-  // several_streams() is a relaxed hint that turns true once: a mark that races the turn may leave
-  // one epoch open past epoch_batch, which the next free on the stream closes. However many marks
-  // one stream alone makes, the count stays below the marks word's count bits (epoch_protocol.hpp).
-  const std::size_t marks = open_marks(se);
-  return marks >= max_open_marks || se.open.size() + (heap_.several_streams() ? marks : 0) >= epoch_batch_;
+  return se.open.size() + open_marks(se) >= epoch_batch_;
 }
 
 void epoch_table::close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept {

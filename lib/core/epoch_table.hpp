@@ -11,11 +11,10 @@
 //
 // Why epochs close (pool_stats::epochs_closed_*): full (epoch_batch frees), bytes (a stream's large
 // frees reached a sixteenth of the mapped bytes), slow_path (a miss or a wait), other (flushes,
-// donations). Each close records one event. Large frees count toward epoch_batch only once several
-// streams have freed into the heap (segment_heap::several_streams): before that, a range freed on
-// s is reusable at once by s and wanted by no other stream, and an epoch closed for it is an
-// event that frees nothing sooner (one-stream replays: 2.8-4.2 events per 1000 operations
-// instead of 6.5-7.5, docs/results/2026-12-05-vm-s25).
+// donations). Each close records one event. Large frees count toward epoch_batch with one stream in
+// the heap too: a range freed on s is reusable at once by s, but the slabs of every stream want it
+// only once its epoch completed (s25 left marks out until a second stream came: ten more pages in a
+// PyTorch process, docs/design.md, "Epochs of one stream").
 //
 // Thread-safety: every public member function is thread-safe. A stream's records are under its
 // shard's mutex (16 shards, so that threads freeing on different streams share no lock); a large
@@ -97,15 +96,11 @@ class epoch_table {
     *state = &se;
     std::size_t count = 0;
     const std::uint64_t seq = try_mark(se, &count);
-    if (seq != 0 && (count < epoch_batch_ || (!heap_.several_streams() && count < max_open_marks))) [[likely]] {
+    if (seq != 0 && count < epoch_batch_) [[likely]] {
       return stream_tag{&se.completed, seq, s.native(), true};
     }
     return mark_stream_free_locked(s, se, seq);
   }
-  // Marks that close an epoch of a stream alone in the heap: half the marks word's count bits. The
-  // other half is headroom for the marks other threads add without the lock between this bound and
-  // the close (each sees itself past the bound and takes the lock); epoch_batch < 2^23 too.
-  static constexpr std::size_t max_open_marks = mark_count_mask >> 1;
   // Takes back the mark of a stream-ordered free the heap rejected (a foreign, interior or double
   // free), so that the rejected free opens no epoch.
   void unmark_stream_free(stream_ref s, const stream_tag& tag) noexcept;
@@ -250,8 +245,7 @@ class epoch_table {
   [[nodiscard]] stream_state& state_locked(epoch_shard& shard, stream_ref s);
 
   enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
-  // Whether se's open epoch holds epoch_batch frees: its blocks, and its marks once several streams
-  // have freed into the heap (the header's note); or max_open_marks marks.
+  // Whether se's open epoch holds epoch_batch frees: its blocks and its marks.
   [[nodiscard]] bool full(const stream_state& se) const noexcept;
   void close_locked(epoch_shard& shard, stream_state& se, close_reason why);
   // close_locked where the caller cannot fail: an error is printed, the epoch stays open and a

@@ -69,8 +69,7 @@ struct pool_options {
   std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
 
   // Stream-ordered frees are batched: one event covers up to this many frees on one stream
-  // (1 .. 2^23 - 1). Large frees count toward it only once several streams have freed into the
-  // pool's heap: until then only their own stream, which reuses them at once, takes them.
+  // (1 .. 2^23 - 1), small and large alike.
   std::size_t epoch_batch = 64;
   // Before the slow path maps new memory while stream-ordered frees wait behind closed epochs, it
   // polls those epochs (queries, no wait) for up to this long: a miss that has just closed the

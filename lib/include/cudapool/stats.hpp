@@ -79,7 +79,7 @@ struct pool_stats {
   std::uint64_t invalid_frees = 0;
   std::uint64_t events_recorded = 0;  // epochs closed (one event each), and stream_waits' events
   // Why the epochs closed (their sum is events_recorded less stream_waits): full, epoch_batch frees
-  // in it (blocks, and large frees once several streams have freed into the heap); bytes, its large frees reached a sixteenth of the mapped bytes (several
+  // and large frees in it; bytes, its large frees reached a sixteenth of the mapped bytes (several
   // streams in the heap); slow_path, an allocation's slow path (a miss), or a wait for pending
   // frees, closed every open epoch; other, flush_stream, retire_stream and the stream variant's
   // donations (a chain of blocks behind one event).
