@@ -284,3 +284,43 @@ TEST(ReplayMemory, TheLaggedDeviceCompletesEventsLagOperationsLater) {
   device.release_event(f);
   device.destroy_stream(s);
 }
+
+// One stream alone in the heap (a PyTorch loop): its large frees close its epochs like small ones,
+// so that once the device has passed them the slabs, which serve every stream and so take only
+// ranges whose epoch completed, reuse their pages. s25's rule (a lone stream's large frees kept out
+// of its epochs until a second stream came, 4f44010) left them in an open epoch that only a slab's
+// slow path closed, whose event the device had not reached: the slabs below mapped new pages, as
+// they mapped ten more in a PyTorch process on the GPU (docs/design.md, "Epochs of one stream").
+TEST(ReplayMemory, SlabsReuseALoneStreamsLargeFreesOnceTheDevicePassedThem) {
+  pool_options o;
+  o.max_class_bytes = std::size_t{64} << 10;  // the plug-in's classes
+  o.epoch_batch = 8;
+  constexpr std::uint64_t lag = 4;
+  for (const std::string& v : available_variants()) {
+    auto device = std::make_shared<bench::counting_backend>(std::shared_ptr<backend>(make_sim_backend()), bench::event_mode::lag, lag);
+    const stream_ref s = device->create_stream();
+    {
+      const std::unique_ptr<any_pool> pool = make_pool(v, device, o);
+      std::vector<void*> large;
+      for (std::size_t i = 0; i < o.epoch_batch; ++i) {
+        large.push_back(pool->allocate(std::size_t{2} << 20, s));
+        device->tick();
+      }
+      for (void* p : large) {
+        pool->deallocate(p, s);
+        device->tick();
+      }
+      for (std::uint64_t i = 0; i < lag; ++i) device->tick();  // the device passes the frees
+      const std::size_t mapped = pool->stats().reserved_bytes;
+      std::vector<void*> small;
+      for (std::size_t bytes = 256; bytes <= o.max_class_bytes; bytes *= 2) {  // a new slab each
+        small.push_back(pool->allocate(bytes, s));
+        device->tick();
+      }
+      EXPECT_EQ(pool->stats().reserved_bytes, mapped) << v << ": the slabs mapped new pages beside the freed ranges";
+      for (void* p : small) pool->deallocate(p, s);
+      pool->retire_stream(s);
+    }
+    device->destroy_stream(s);
+  }
+}
