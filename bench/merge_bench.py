@@ -3,16 +3,17 @@
 context of the first, the benchmarks of all, in order), for docs/make_results.py: gpu-suite's
 pagebench part (its two filters), and the run scripts of docs/results since s9."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # beside it, also when run through runpy
+from merge_rounds import read_json  # noqa: E402
 
 out, ins = sys.argv[1], sys.argv[2:]
 merged = None
 for path in ins:
-    try:
-        with open(path) as f:
-            d = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"merge_bench: {path}: {e}", file=sys.stderr)
+    d = read_json(path, "merge_bench")
+    if d is None:
         continue
     if merged is None:
         merged = d

@@ -18,6 +18,17 @@ import statistics
 import sys
 
 
+def read_json(path, who):
+    """The JSON at path, or None after a line on stderr: a process that wrote nothing is skipped
+    (merge_bench.py and docs/make_results.py too)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"{who}: {path}: {e}", file=sys.stderr)
+        return None
+
+
 def main(out, ins):
     context = None
     # run_name -> round -> the round's median row
@@ -28,11 +39,8 @@ def main(out, ins):
         if not m:
             sys.exit(f"merge_rounds: {path}: the name does not end in _r<round>.json")
         rnd = int(m.group(1))
-        try:
-            with open(path) as f:
-                d = json.load(f)
-        except (OSError, ValueError) as e:
-            print(f"merge_rounds: {path}: {e}", file=sys.stderr)
+        d = read_json(path, "merge_rounds")
+        if d is None:
             continue
         if context is None:
             context = d.get("context", {})

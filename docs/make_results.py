@@ -27,6 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
 import plot  # noqa: E402  (bench/plot.py: load, alloc_order, plot_threads, plot_replay, fmt)
+import merge_rounds  # noqa: E402  (bench/merge_rounds.py: read_json)
 
 plt = plot.plt
 plot.ITEM_LABEL.setdefault("serve", "requests")
@@ -44,12 +45,7 @@ def table(head, rows):
 
 
 def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"note: cannot read {path}: {e}", file=sys.stderr)
-        return None
+    return merge_rounds.read_json(path, "make_results: cannot read")
 
 
 def read_text(path):
