@@ -84,6 +84,7 @@ struct settings {
   double remap_ratio = default_remap_ratio;               // pool_options::remap_ratio
   std::size_t max_class_bytes = default_max_class_bytes;  // pool_options::max_class_bytes
   std::size_t tls_cache_bytes = cudapool::pool_options{}.cache_budget_bytes;  // pool_options::cache_budget_bytes
+  std::size_t epoch_batch = cudapool::pool_options{}.epoch_batch;            // pool_options::epoch_batch
 };
 
 void report(const std::string& message) noexcept {
@@ -155,6 +156,16 @@ settings read_settings() {
   if (const char* c = std::getenv("CUDAPOOL_TLS_CACHE_BYTES"); c != nullptr && c[0] != '\0') {
     s.tls_cache_bytes = parse_bytes("CUDAPOOL_TLS_CACHE_BYTES", c);
   }
+  if (const char* b = std::getenv("CUDAPOOL_EPOCH_BATCH"); b != nullptr && b[0] != '\0') {
+    // pool_options::epoch_batch: 1 .. 2^23 - 1 (pool_core's bound), digits only.
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(b, &end, 10);
+    if (end == b || *end != '\0' || errno != 0 || b[0] == '-' || n == 0 || n >= (1ULL << 23)) {
+      fatal(std::string("CUDAPOOL_EPOCH_BATCH='") + b + "' is not a whole number from 1 to 8388607");
+    }
+    s.epoch_batch = static_cast<std::size_t>(n);
+  }
   if (const char* r = std::getenv("CUDAPOOL_REMAP_RATIO"); r != nullptr && r[0] != '\0') {
     char* end = nullptr;
     errno = 0;
@@ -210,6 +221,7 @@ std::string stats_document(const registry& r, const settings& s) {
   doc["remap_ratio"] = s.remap_ratio;
   doc["max_class_bytes"] = s.max_class_bytes;
   doc["tls_cache_bytes"] = s.tls_cache_bytes;
+  doc["epoch_batch"] = s.epoch_batch;
   doc["failed_allocations"] = r.failed_allocations.load(std::memory_order_relaxed);
   cudapool::detail::json devices = cudapool::detail::json::array();
   for (int d = 0; d < max_devices; ++d) {
@@ -257,6 +269,7 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   options.remap_ratio = s.remap_ratio;
   options.max_class_bytes = s.max_class_bytes;
   options.cache_budget_bytes = s.tls_cache_bytes;
+  options.epoch_batch = s.epoch_batch;
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
 

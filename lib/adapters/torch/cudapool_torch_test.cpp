@@ -242,6 +242,36 @@ TEST(torch_abi_default, tls_cache_bytes_is_read_recorded_and_a_bad_one_aborts) {
       << bad.stderr_text;
 }
 
+// CUDAPOOL_EPOCH_BATCH sets pool_options::epoch_batch (how many stream-ordered frees fill an epoch,
+// one event each): recorded in the stats file, and with 1 every free closes its epoch as full.
+TEST(torch_abi_default, epoch_batch_is_read_recorded_and_a_bad_one_aborts) {
+  const std::string stats = temp_path("epoch_batch.json");
+  const auto full_closes = [](const std::string& json) {
+    std::uint64_t sum = 0;
+    for (const std::uint64_t n : numbers(json, "full")) sum += n;
+    return sum;
+  };
+  const child_result def = run_child("sizes", {{"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(def.exit_code, 0) << def.stderr_text;
+  const std::string def_json = read_file(stats);
+  EXPECT_EQ(numbers(def_json, "epoch_batch"), (std::vector<std::uint64_t>{64}));
+  // sizes frees 9 blocks per device per round, 3 rounds: fewer than 64 on each device's stream.
+  EXPECT_EQ(full_closes(def_json), 0u) << def_json;
+  const child_result one = run_child("sizes", {{"CUDAPOOL_EPOCH_BATCH", "1"}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(one.exit_code, 0) << one.stderr_text;
+  const std::string one_json = read_file(stats);
+  EXPECT_EQ(numbers(one_json, "epoch_batch"), (std::vector<std::uint64_t>{1}));
+  EXPECT_GE(full_closes(one_json), 2u * 3 * 9) << one_json;
+  std::remove(stats.c_str());
+  for (const char* bad : {"0", "lots", "64k", "-1", "8388608"}) {
+    const child_result r = run_child("zero", {{"CUDAPOOL_EPOCH_BATCH", bad}});
+    EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_EPOCH_BATCH='") + bad + "' is not a whole number from 1 to 8388607"),
+              std::string::npos)
+        << r.stderr_text;
+  }
+}
+
 // Only the two entry points are exported (the static cudapool, TBB-using and cudart code is not).
 TEST(torch_abi_default, exports_only_the_c_abi) {
   const std::string command = std::string("nm -D --defined-only ") + CUDAPOOL_TORCH_LIBRARY + " 2>/dev/null";
