@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Summary of pair_ab.sh: per benchmark, each round's median ns per pair of this library (new) and
-of the pre-heap main's (old), and the median over rounds of new/old (issue 14: within 5%, i.e.
+"""Summary of pair_ab.sh: per benchmark, each round's median ns per pair of this library (new,
+b0_<round>.json) and of the pre-heap main's (b1_<round>.json), and the median over rounds of new/old (issue 14: within 5%, i.e.
 new/old <= 1.05).
     python3 pair_ab.py OUT_DIR [--markdown FILE]"""
 import glob
@@ -23,11 +23,11 @@ def medians(path):
 
 def main():
     out = sys.argv[1]
-    rounds = sorted({int(os.path.basename(p)[4:-5]) for p in glob.glob(os.path.join(out, "new_*.json"))})
+    rounds = sorted({int(os.path.basename(p)[3:-5]) for p in glob.glob(os.path.join(out, "b0_*.json"))})
     table = {}
     for r in rounds:
-        new = medians(os.path.join(out, f"new_{r}.json"))
-        old = medians(os.path.join(out, f"old_{r}.json"))
+        new = medians(os.path.join(out, f"b0_{r}.json"))
+        old = medians(os.path.join(out, f"b1_{r}.json"))
         for name in sorted(new.keys() & old.keys()):
             table.setdefault(name, []).append((new[name], old[name]))
     lines = ["| benchmark | new ns (rounds) | main's ns (rounds) | new/main's, median of rounds |",
