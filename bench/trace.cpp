@@ -40,6 +40,7 @@ trace load_trace(const std::string& path) {
     std::uint32_t slot;
     std::size_t bytes;
     std::uint16_t stream;
+    std::uint16_t thread;
   };
   std::unordered_map<std::uint64_t, live_block> live;
   std::vector<std::uint64_t> slot_id;  // for the appended frees, in allocation order
@@ -53,16 +54,16 @@ trace load_trace(const std::string& path) {
     ++line_no;
     const std::string_view l = trim(line);
     if (l.empty() || l.front() == '#' || l.starts_with("op,")) continue;
-    std::string_view field[4];
+    std::string_view field[5];
     std::size_t n = 0, start = 0;
-    for (std::size_t i = 0; i <= l.size() && n < 5; ++i) {
+    for (std::size_t i = 0; i <= l.size() && n < 6; ++i) {
       if (i == l.size() || l[i] == ',') {
-        if (n < 4) field[n] = l.substr(start, i - start);
+        if (n < 5) field[n] = l.substr(start, i - start);
         ++n;
         start = i + 1;
       }
     }
-    if (n != 4) fail("expected 4 fields");
+    if (n != 4 && n != 5) fail("expected 4 fields (op,id,bytes,stream) or 5 (and thread)");
     const std::string_view op = trim(field[0]);
     std::uint64_t id = 0;
     std::size_t bytes = 0;
@@ -70,13 +71,17 @@ trace load_trace(const std::string& path) {
     if (!parse_number(field[1], id)) fail("bad id");
     if (!parse_number(field[2], bytes)) fail("bad size");
     if (!parse_number(field[3], stream) || stream > 0xFFFF) fail("bad stream index");
+    unsigned thread = 0;
+    if (n == 5 && (!parse_number(field[4], thread) || thread > 0xFFFF)) fail("bad thread index");
     t.streams = std::max(t.streams, stream + 1);
+    t.threads = std::max(t.threads, thread + 1);
     trace_op o;
     o.stream = static_cast<std::uint16_t>(stream);
+    o.thread = static_cast<std::uint16_t>(thread);
     if (op == "a") {
       if (bytes == 0) fail("allocation of 0 bytes");
       const auto slot = static_cast<std::uint32_t>(slot_id.size());
-      if (!live.emplace(id, live_block{slot, bytes, o.stream}).second) fail("id allocated twice");
+      if (!live.emplace(id, live_block{slot, bytes, o.stream, o.thread}).second) fail("id allocated twice");
       slot_id.push_back(id);
       t.slot_stream.push_back(o.stream);
       o.alloc = true;
@@ -100,7 +105,7 @@ trace load_trace(const std::string& path) {
     t.peak_live_upto.push_back(t.peak_live);
   }
   if (t.ops.empty()) throw std::runtime_error(path + ": no operations");
-  // Free what is still live, in allocation order, on the stream it was allocated on.
+  // Free what is still live, in allocation order, on the stream and thread it was allocated on.
   for (const std::uint64_t id : slot_id) {
     const auto it = live.find(id);
     if (it == live.end()) continue;
@@ -108,6 +113,7 @@ trace load_trace(const std::string& path) {
     o.bytes = it->second.bytes;
     o.slot = it->second.slot;
     o.stream = o.alloc_stream = it->second.stream;
+    o.thread = it->second.thread;
     t.ops.push_back(o);
     t.peak_live_upto.push_back(t.peak_live);
     ++t.unmatched;

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <cudapool/detail/core/trace_writer.hpp>
 
@@ -44,6 +47,72 @@ TEST(Trace, LoadsAFileWrittenByTheTraceWriter) {
   EXPECT_EQ(t.ops[3].stream, 1);
   EXPECT_EQ(t.ops[3].alloc_stream, 0);
   EXPECT_EQ(t.peak_live, (std::size_t{1} << 20) + 512 + 4096);
+  EXPECT_EQ(t.threads, 1u);
+  for (const trace_op& o : t.ops) EXPECT_EQ(o.thread, 0);
+}
+
+std::string temp_trace(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          ("cudapool_bench_" + std::string(name) + "_" + std::to_string(::getpid()) + ".csv"))
+      .string();
+}
+
+// The writer's thread column: the host thread of each call, as a dense index, kept per operation
+// (the appended frees of what is still live take their allocation's thread).
+TEST(Trace, KeepsTheThreadOfEachOperation) {
+  const std::string path = temp_trace("threads");
+  {
+    cudapool::core::trace_writer w(path);
+    const std::uint64_t a = w.record_alloc(512, 1);  // thread 0 (this one)
+    std::uint64_t b = 0;
+    std::thread([&] {
+      w.record_free(a, 512, 1);          // thread 1
+      b = w.record_alloc(4096, 1);       // thread 1, still live at the end
+    }).join();
+    (void)w.record_alloc(256, 1);  // thread 0 again, freed at the end
+    (void)b;
+  }
+  const trace t = load_trace(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(t.threads, 2u);
+  ASSERT_EQ(t.ops.size(), 6u);
+  const std::uint16_t want[] = {0, 1, 1, 0, /*appended, allocation order: b, then the 256 B*/ 1, 0};
+  for (std::size_t i = 0; i < t.ops.size(); ++i) EXPECT_EQ(t.ops[i].thread, want[i]) << "op " << i;
+}
+
+// Four fields (../shared/traces) and five (trace_writer) load; anything else names the line.
+TEST(Trace, TakesFourOrFiveFieldsAndNamesABadLine) {
+  const auto load_text = [](const char* name, const std::string& text) {
+    const std::string path = temp_trace(name);
+    std::ofstream(path) << text;
+    try {
+      const trace t = load_trace(path);
+      std::filesystem::remove(path);
+      return t;
+    } catch (...) {
+      std::filesystem::remove(path);
+      throw;
+    }
+  };
+  const trace four = load_text("four", "op,id,bytes,stream\na,1,512,0\nf,1,512,0\n");
+  EXPECT_EQ(four.threads, 1u);
+  ASSERT_EQ(four.ops.size(), 2u);
+  const trace five = load_text("five", "a,1,512,0,3\nf,1,512,0,2\n");
+  EXPECT_EQ(five.threads, 4u);
+  EXPECT_EQ(five.ops[0].thread, 3);
+  EXPECT_EQ(five.ops[1].thread, 2);
+  for (const auto& [name, text, why] : {std::tuple{"six", "a,1,512,0,0,9\n", "expected 4 fields"},
+                                        std::tuple{"three", "a,1,512\n", "expected 4 fields"},
+                                        std::tuple{"thread", "a,1,512,0,x\n", "bad thread index"},
+                                        std::tuple{"big", "a,1,512,0,65536\n", "bad thread index"}}) {
+    try {
+      (void)load_text(name, text);
+      ADD_FAILURE() << name << ": loaded";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << name << ": " << e.what();
+    }
+  }
 }
 
 }  // namespace

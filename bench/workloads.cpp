@@ -23,7 +23,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -318,8 +320,70 @@ std::size_t floor_of(const trace& t) {
 
 // How replay frees: stream-ordered on the trace's stream (as recorded), stream-ordered with the
 // pool's event calls elided (counting_backend's elide: they never reach the device and find their
-// events complete; pools only), or immediately (pools only).
-enum class replay_mode { ordered, elided, immediate };
+// events complete; pools only), or immediately (pools only). threads: stream-ordered, each
+// operation made by the host thread the trace names (trace_writer's thread column), in the trace's
+// order (pools only, traces of several threads): what a variant keeps per thread (tls's caches)
+// meets the program's threads as recorded. Its times include the hand-over between threads.
+enum class replay_mode { ordered, elided, immediate, threads };
+
+// The host threads of a threads replay other than the benchmark's own (trace thread 0): each runs
+// the operation it is handed, and hands it back, so that the trace's order holds exactly.
+class replay_threads {
+ public:
+  // run(pos, thread) makes operation pos on trace thread `thread` (>= 1); false: it failed.
+  template <class Step>
+  replay_threads(unsigned threads, Step step) {
+    for (unsigned i = 1; i < threads; ++i) workers_.push_back(std::make_unique<worker>());
+    for (unsigned i = 1; i < threads; ++i) {
+      worker& w = *workers_[i - 1];
+      w.thread = std::thread([&w, step] {
+        for (;;) {
+          spin_wait wait;
+          std::int64_t job;
+          while ((job = w.job.load(std::memory_order_acquire)) == idle) wait();
+          if (job == stop) return;
+          const bool ok = step(static_cast<std::size_t>(job));
+          w.ok.store(ok, std::memory_order_relaxed);
+          w.ran.fetch_add(1, std::memory_order_relaxed);
+          w.job.store(idle, std::memory_order_release);
+        }
+      });
+    }
+  }
+  replay_threads(const replay_threads&) = delete;
+  replay_threads& operator=(const replay_threads&) = delete;
+  ~replay_threads() {
+    for (auto& w : workers_) {
+      w->job.store(stop, std::memory_order_release);
+      w->thread.join();
+    }
+  }
+  // Operation pos on trace thread t (>= 1), waited for.
+  bool run(std::size_t pos, unsigned t) {
+    worker& w = *workers_[t - 1];
+    w.job.store(static_cast<std::int64_t>(pos), std::memory_order_release);
+    spin_wait wait;
+    while (w.job.load(std::memory_order_acquire) != idle) wait();
+    return w.ok.load(std::memory_order_relaxed);
+  }
+  // Operations the other threads made.
+  [[nodiscard]] std::uint64_t ran() const {
+    std::uint64_t n = 0;
+    for (const auto& w : workers_) n += w->ran.load(std::memory_order_relaxed);
+    return n;
+  }
+
+ private:
+  static constexpr std::int64_t idle = -1;
+  static constexpr std::int64_t stop = -2;
+  struct worker {
+    std::atomic<std::int64_t> job{idle};
+    std::atomic<bool> ok{true};
+    std::atomic<std::uint64_t> ran{0};
+    std::thread thread;
+  };
+  std::vector<std::unique_ptr<worker>> workers_;
+};
 
 void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t,
             replay_mode mode) {
@@ -336,27 +400,41 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   const std::vector<stream_ref>& streams = ctx.streams;
   std::vector<void*> slots(t.slots, nullptr);
   const std::size_t n = t.ops.size();
-  std::size_t pos = 0;
-  for (auto _ : state) {
-    const trace_op& o = t.ops[pos];
+  // One operation of the trace; false when the allocator refused it.
+  const auto step = [&t, &slots, &streams, a, ordered](std::size_t i) {
+    const trace_op& o = t.ops[i];
     if (o.alloc) {
       void* p = a->allocate(o.bytes, streams[o.stream]);
-      if (p == nullptr) [[unlikely]] {
-        run.fail(t.name + " operation " + std::to_string(pos));
-        break;
-      }
+      if (p == nullptr) [[unlikely]] return false;
       slots[o.slot] = p;
-    } else {
-      void* p = std::exchange(slots[o.slot], nullptr);
-      const bool freed = ordered ? a->deallocate(p, streams[o.alloc_stream], streams[o.stream])
-                                 : a->deallocate(p, streams[o.alloc_stream]);
-      if (!freed) [[unlikely]] {
+      return true;
+    }
+    void* p = std::exchange(slots[o.slot], nullptr);
+    return ordered ? a->deallocate(p, streams[o.alloc_stream], streams[o.stream]) : a->deallocate(p, streams[o.alloc_stream]);
+  };
+  std::optional<replay_threads> others;
+  if (mode == replay_mode::threads && a != nullptr) others.emplace(t.threads, step);
+  std::size_t pos = 0;
+  if (others) {
+    for (auto _ : state) {
+      const unsigned thread = t.ops[pos].thread;
+      if (!(thread == 0 ? step(pos) : others->run(pos, thread))) [[unlikely]] {
         run.fail(t.name + " operation " + std::to_string(pos));
         break;
       }
+      if (++pos == n) pos = 0;
     }
-    if (++pos == n) pos = 0;
+  } else {
+    for (auto _ : state) {  // the other modes' loop: nothing but the operation
+      if (!step(pos)) [[unlikely]] {
+        run.fail(t.name + " operation " + std::to_string(pos));
+        break;
+      }
+      if (++pos == n) pos = 0;
+    }
   }
+  const std::uint64_t on_other_threads = others ? others->ran() : 0;
+  others.reset();
   const std::uint64_t replayed = static_cast<std::uint64_t>(state.iterations());
   // What is still live when the loop stops mid-trace (or fails) is freed, untimed.
   const bool ok = run.ok();
@@ -370,6 +448,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   state.SetItemsProcessed(state.iterations());
   run.finish(0, [&](run_context& c) {
     if (!ok || replayed == 0) return;
+    if (mode == replay_mode::threads) state.counters["ops_on_other_threads"] = static_cast<double>(on_other_threads);
     const std::size_t live = t.peak_live_upto[std::min<std::uint64_t>(replayed, n) - 1];
     state.counters["peak_live_MiB"] = static_cast<double>(live) / mib;
     if (const auto reserved = c.alloc->peak_reserved_bytes()) {
@@ -494,8 +573,9 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
     for (const std::shared_ptr<const trace>& t : traces) {
       // Peers: an immediate free is a free on the allocation stream, which is what the trace does.
       for (const auto& [mode, suffix] : {std::pair{replay_mode::ordered, ""}, std::pair{replay_mode::elided, "/elided"},
-                                         std::pair{replay_mode::immediate, "/immediate"}}) {
+                                         std::pair{replay_mode::immediate, "/immediate"}, std::pair{replay_mode::threads, "/threads"}}) {
         if (mode != replay_mode::ordered && a.what != allocator_config::kind::pool) continue;
+        if (mode == replay_mode::threads && t->threads < 2) continue;  // the ordered replay itself
         auto ctx = std::make_shared<run_context>();
         const replay_mode m = mode;  // (clang 14 cannot capture structured bindings)
         auto* b = benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + suffix).c_str(),

@@ -108,11 +108,13 @@ std::vector<trace_record> load_trace(const std::string& path) {
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-    if (fields.size() == 4 && fields[0] == "op") continue;  // the CSV header
+    if ((fields.size() == 4 || fields.size() == 5) && fields[0] == "op") continue;  // the CSV header
     const auto bad = [&](const std::string& why) {
       return config_error(where + ": line " + std::to_string(number) + ": " + why + ": '" + line + "'");
     };
-    if (fields.size() != 4) throw bad("expected op,id,bytes,stream");
+    // A fifth field, the recording's host thread (trace_writer), says nothing to stress's own threads.
+    if (fields.size() != 4 && fields.size() != 5) throw bad("expected op,id,bytes,stream[,thread]");
+    if (unsigned thread = 0; fields.size() == 5 && !parse_number(fields[4], thread)) throw bad("thread is not a number");
     trace_record r;
     if (fields[0] == "a") {
       r.allocate = true;

@@ -38,7 +38,8 @@ enum class fault {
 [[nodiscard]] backend_choice parse_backend_choice(std::string_view text);
 [[nodiscard]] fault parse_fault(std::string_view text);
 
-// One line of a trace in ../shared/traces format (CSV `op,id,bytes,stream`, '#' comments).
+// One line of a trace in ../shared/traces format (CSV `op,id,bytes,stream`, '#' comments; a fifth
+// field, trace_writer's host thread, is read and ignored: stress runs its own threads).
 struct trace_record {
   bool allocate = false;  // `a`; otherwise `f`
   std::uint64_t id = 0;

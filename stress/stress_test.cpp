@@ -398,6 +398,24 @@ TEST(StressConfig, RefusesBadTraces) {
 
   const temp_file bad_op("bad_op_trace.csv", "x,0,512,0\n");
   EXPECT_THROW((void)load_trace(bad_op.path()), config_error);
+
+  const temp_file bad_thread("bad_thread_trace.csv", "a,0,512,0,0\na,1,512,0,x\n");
+  expect_config_error([&] { (void)load_trace(bad_thread.path()); }, "line 2: thread is not a number");
+  const temp_file six("six_field_trace.csv", "a,0,512,0,0,0\n");
+  expect_config_error([&] { (void)load_trace(six.path()); }, "expected op,id,bytes,stream[,thread]");
+}
+
+// trace_writer's files (CUDAPOOL_TRACE) have a fifth field, the recording's host thread: they load
+// as the four-field ones do.
+TEST(StressConfig, LoadsTracesWithTheThreadColumn) {
+  const temp_file five("five_field_trace.csv", "# op,id,bytes,stream,thread\nop,id,bytes,stream,thread\na,1,512,0,0\n"
+                                               "a,2,4096,1,1\nf,1,512,1,1\n");
+  const std::vector<trace_record> records = load_trace(five.path());
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_TRUE(records[1].allocate);
+  EXPECT_EQ(records[1].bytes, 4096u);
+  EXPECT_EQ(records[1].stream, 1u);
+  EXPECT_FALSE(records[2].allocate);
 }
 
 TEST(StressConfig, ParsesBackendsAndFaults) {

@@ -72,7 +72,7 @@ TEST(Registry, TheTraceEnvironmentVariableRecordsEveryPool) {
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line[0] != '#') lines.push_back(line);
   }
-  const std::vector<std::string> expected = {"a,1,1000,0", "a,2,3000,0", "f,1,1000,0", "f,2,3000,0"};
+  const std::vector<std::string> expected = {"a,1,1000,0,0", "a,2,3000,0,0", "f,1,1000,0,0", "f,2,3000,0,0"};
   EXPECT_EQ(lines, expected);
 }
 

@@ -46,7 +46,8 @@ trace_writer::trace_writer(const std::string& path) : path_(path) {
     throw std::runtime_error("cudapool: cannot open trace file '" + path + "': " + std::strerror(errno));
   }
   out_ << "# cudapool allocation trace (replay: bench --trace=" << path << ")\n"
-       << "# op,id,bytes,stream  (op a=alloc f=free; id pairs an alloc with its free; stream is a dense index)\n";
+       << "# op,id,bytes,stream,thread  (op a=alloc f=free; id pairs an alloc with its free; stream and thread"
+          " (the host thread that made the call) are dense indices)\n";
   check_written();
   live_writers& w = all_writers();
   std::lock_guard lock(w.mutex);
@@ -74,7 +75,7 @@ std::uint64_t trace_writer::record_alloc(std::size_t bytes, std::uint64_t stream
   const unsigned stream = stream_index(stream_key);
   live_.emplace(id, bytes);
   ++next_id_;
-  out_ << "a," << id << ',' << bytes << ',' << stream << '\n';
+  out_ << "a," << id << ',' << bytes << ',' << stream << ',' << thread_index() << '\n';
   check_written();
   return id;
 }
@@ -92,7 +93,7 @@ void trace_writer::record_free(std::uint64_t id, std::size_t bytes, std::uint64_
   }
   const unsigned stream = stream_index(stream_key);
   live_.erase(it);
-  out_ << "f," << id << ',' << bytes << ',' << stream << '\n';
+  out_ << "f," << id << ',' << bytes << ',' << stream << ',' << thread_index() << '\n';
   check_written();
 }
 
@@ -104,6 +105,10 @@ void trace_writer::flush() {
 
 unsigned trace_writer::stream_index(std::uint64_t stream_key) {
   return stream_index_.try_emplace(stream_key, static_cast<unsigned>(stream_index_.size())).first->second;
+}
+
+unsigned trace_writer::thread_index() {
+  return thread_index_.try_emplace(std::this_thread::get_id(), static_cast<unsigned>(thread_index_.size())).first->second;
 }
 
 void trace_writer::check_written() {

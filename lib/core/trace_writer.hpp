@@ -2,12 +2,14 @@
 // `bench --trace=FILE` replays (bench/trace.cpp reads it):
 //
 //   # comment lines
-//   a,ID,BYTES,STREAM     an allocation of BYTES on STREAM
-//   f,ID,BYTES,STREAM     its free (BYTES: the allocation's size), on the freeing stream
+//   a,ID,BYTES,STREAM,THREAD     an allocation of BYTES on STREAM, by host thread THREAD
+//   f,ID,BYTES,STREAM,THREAD     its free (BYTES: the allocation's size), on the freeing stream
 //
 // IDs start at 1 and are never reused; STREAM is a dense index of the stream keys in order of
-// first appearance (0 = the first stream seen). A free line always follows its allocation line,
-// and the writer rejects a free it has no live allocation for, so every file it writes parses.
+// first appearance (0 = the first stream seen), THREAD the same of the host threads that made the
+// calls (the ../shared/traces files have four fields; the reader takes both). A free line always
+// follows its allocation line, and the writer rejects a free it has no live allocation for, so
+// every file it writes parses.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 namespace cudapool::core {
@@ -44,6 +47,7 @@ class trace_writer {
 
  private:
   unsigned stream_index(std::uint64_t stream_key);  // requires mutex_
+  unsigned thread_index();                          // requires mutex_; the calling thread's
   void check_written();                              // requires mutex_
 
   const std::string path_;
@@ -52,6 +56,7 @@ class trace_writer {
   std::uint64_t next_id_ = 1;                                 // GUARDED_BY(mutex_)
   std::unordered_map<std::uint64_t, std::size_t> live_;       // GUARDED_BY(mutex_); id -> bytes
   std::unordered_map<std::uint64_t, unsigned> stream_index_;  // GUARDED_BY(mutex_); key -> dense index
+  std::unordered_map<std::thread::id, unsigned> thread_index_;  // GUARDED_BY(mutex_); thread -> dense index
 };
 
 }  // namespace cudapool::core

@@ -38,17 +38,18 @@ struct parsed_op {
   std::uint64_t id;
   std::size_t bytes;
   unsigned stream;
+  unsigned thread;
 };
 
-// Strict parse of one operation line: "a|f,ID,BYTES,STREAM" with decimal numbers.
+// Strict parse of one operation line: "a|f,ID,BYTES,STREAM,THREAD" with decimal numbers.
 bool parse(const std::string& line, parsed_op& out) {
   char op = 0;
   unsigned long long id = 0, bytes = 0;
-  unsigned stream = 0;
+  unsigned stream = 0, thread = 0;
   int consumed = 0;
-  if (std::sscanf(line.c_str(), "%c,%llu,%llu,%u%n", &op, &id, &bytes, &stream, &consumed) != 4) return false;
+  if (std::sscanf(line.c_str(), "%c,%llu,%llu,%u,%u%n", &op, &id, &bytes, &stream, &thread, &consumed) != 5) return false;
   if (consumed != static_cast<int>(line.size()) || (op != 'a' && op != 'f')) return false;
-  out = {op, id, static_cast<std::size_t>(bytes), stream};
+  out = {op, id, static_cast<std::size_t>(bytes), stream, thread};
   return true;
 }
 
@@ -68,13 +69,14 @@ TEST(TraceWriter, WritesTheHeaderAndOneLinePerOperation) {
   const std::vector<std::string> lines = read_lines(path);
   ASSERT_EQ(lines.size(), 7u);
   EXPECT_EQ(lines[0].front(), '#');
-  EXPECT_EQ(lines[1].rfind("# op,id,bytes,stream", 0), 0u) << lines[1];
-  // Streams are dense indices in order of first appearance: 0xAAAA -> 0, 0xBBBB -> 1, 0xCCCC -> 2.
-  EXPECT_EQ(lines[2], "a,1,512,0");
-  EXPECT_EQ(lines[3], "a,2,1024,1");
-  EXPECT_EQ(lines[4], "f,1,512,1");
-  EXPECT_EQ(lines[5], "a,3,4096,0");
-  EXPECT_EQ(lines[6], "f,2,1024,2");
+  EXPECT_EQ(lines[1].rfind("# op,id,bytes,stream,thread", 0), 0u) << lines[1];
+  // Streams are dense indices in order of first appearance: 0xAAAA -> 0, 0xBBBB -> 1, 0xCCCC -> 2;
+  // so are threads (this one: 0).
+  EXPECT_EQ(lines[2], "a,1,512,0,0");
+  EXPECT_EQ(lines[3], "a,2,1024,1,0");
+  EXPECT_EQ(lines[4], "f,1,512,1,0");
+  EXPECT_EQ(lines[5], "a,3,4096,0,0");
+  EXPECT_EQ(lines[6], "f,2,1024,2,0");
   std::filesystem::remove(path);
 }
 
@@ -85,7 +87,7 @@ TEST(TraceWriter, FlushMakesLinesVisibleBeforeDestruction) {
   w.flush();
   const std::vector<std::string> lines = read_lines(path);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[2], "a,1,256,0");
+  EXPECT_EQ(lines[2], "a,1,256,0,0");
   std::filesystem::remove(path);
 }
 
@@ -103,7 +105,7 @@ TEST(TraceWriter, ALeakedWriterIsFlushedAtExit) {
       ::testing::ExitedWithCode(0), "");
   const std::vector<std::string> lines = read_lines(path);
   ASSERT_EQ(lines.size(), 12u);
-  EXPECT_EQ(lines[11], "a,10,512,0");
+  EXPECT_EQ(lines[11], "a,10,512,0,0");
   std::filesystem::remove(path);
 }
 
@@ -119,8 +121,8 @@ TEST(TraceWriter, RejectsWhatTheFormatCannotSay) {
   w.flush();
   const std::vector<std::string> lines = read_lines(path);
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[2], "a,1,512,0");
-  EXPECT_EQ(lines[3], "f,1,512,0");
+  EXPECT_EQ(lines[2], "a,1,512,0,0");
+  EXPECT_EQ(lines[3], "f,1,512,0,0");
   std::filesystem::remove(path);
 }
 
@@ -168,6 +170,12 @@ TEST(TraceWriter, ThreadsWriteWellFormedPairedLines) {
   unsigned max_stream = 0, allocs = 0, frees = 0;
   std::set<unsigned> streams_seen_in_order;
   unsigned next_new_stream = 0;
+  std::set<unsigned> threads_seen_in_order;
+  unsigned next_new_thread = 0;
+  // Each worker uses its own two streams: a stream's lines all name one thread, and no other
+  // stream's thread (so the column is the calling thread, not a counter).
+  std::map<unsigned, unsigned> thread_of_stream;
+  std::map<unsigned, std::set<unsigned>> streams_of_thread;
   for (const std::string& line : read_lines(path)) {
     if (line.empty() || line.front() == '#') continue;
     parsed_op op{};
@@ -178,6 +186,12 @@ TEST(TraceWriter, ThreadsWriteWellFormedPairedLines) {
       ++next_new_stream;
     }
     max_stream = std::max(max_stream, op.stream);
+    if (threads_seen_in_order.insert(op.thread).second) {
+      EXPECT_EQ(op.thread, next_new_thread) << line;
+      ++next_new_thread;
+    }
+    EXPECT_EQ(thread_of_stream.try_emplace(op.stream, op.thread).first->second, op.thread) << line;
+    streams_of_thread[op.thread].insert(op.stream);
     if (op.op == 'a') {
       ++allocs;
       EXPECT_TRUE(ever.insert(op.id).second) << "id reused: " << line;
@@ -194,6 +208,8 @@ TEST(TraceWriter, ThreadsWriteWellFormedPairedLines) {
   EXPECT_EQ(live.size(), static_cast<std::size_t>(threads * 2));
   EXPECT_EQ(frees, allocs - threads * 2);
   EXPECT_EQ(max_stream + 1, static_cast<unsigned>(threads * 2));
+  EXPECT_EQ(next_new_thread, static_cast<unsigned>(threads));
+  for (const auto& [thread, streams] : streams_of_thread) EXPECT_EQ(streams.size(), 2u) << "thread " << thread;
   // Ids are 1 .. allocs, each once.
   EXPECT_EQ(*ever.begin(), 1u);
   EXPECT_EQ(*ever.rbegin(), static_cast<std::uint64_t>(allocs));

@@ -991,8 +991,9 @@ TYPED_TEST_P(conformance, TraceRecordsEveryAllocationAndFree) {
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line[0] != '#') lines.push_back(line);
   }
-  const std::vector<std::string> expected = {"a,1,512,0", "a,2,4096,1", "a,3,3145728,0", "f,1,512,0",
-                                             "f,2,4096,1", "a,4,700,0", "f,3,3145728,0", "f,4,700,0"};
+  // The last field: the host thread that made the call (this one, thread 0).
+  const std::vector<std::string> expected = {"a,1,512,0,0", "a,2,4096,1,0", "a,3,3145728,0,0", "f,1,512,0,0",
+                                             "f,2,4096,1,0", "a,4,700,0,0", "f,3,3145728,0,0", "f,4,700,0,0"};
   EXPECT_EQ(lines, expected);
 }
 
