@@ -334,30 +334,16 @@ class replay_threads {
   template <class Step>
   replay_threads(unsigned threads, Step step) {
     for (unsigned i = 1; i < threads; ++i) workers_.push_back(std::make_unique<worker>());
-    for (unsigned i = 1; i < threads; ++i) {
-      worker& w = *workers_[i - 1];
-      w.thread = std::thread([&w, step] {
-        for (;;) {
-          spin_wait wait;
-          std::int64_t job;
-          while ((job = w.job.load(std::memory_order_acquire)) == idle) wait();
-          if (job == stop) return;
-          const bool ok = step(static_cast<std::size_t>(job));
-          w.ok.store(ok, std::memory_order_relaxed);
-          w.ran.fetch_add(1, std::memory_order_relaxed);
-          w.job.store(idle, std::memory_order_release);
-        }
-      });
+    try {
+      for (auto& worker_ptr : workers_) start(*worker_ptr, step);
+    } catch (...) {
+      stop_all();  // those started; std::thread throws (std::system_error) when none can be made
+      throw;
     }
   }
   replay_threads(const replay_threads&) = delete;
   replay_threads& operator=(const replay_threads&) = delete;
-  ~replay_threads() {
-    for (auto& w : workers_) {
-      w->job.store(stop, std::memory_order_release);
-      w->thread.join();
-    }
-  }
+  ~replay_threads() { stop_all(); }
   // Operation pos on trace thread t (>= 1), waited for.
   bool run(std::size_t pos, unsigned t) {
     worker& w = *workers_[t - 1];
@@ -382,6 +368,30 @@ class replay_threads {
     std::atomic<std::uint64_t> ran{0};
     std::thread thread;
   };
+
+  template <class Step>
+  static void start(worker& w, Step step) {
+    w.thread = std::thread([&w, step] {
+      for (;;) {
+        spin_wait wait;
+        std::int64_t job;
+        while ((job = w.job.load(std::memory_order_acquire)) == idle) wait();
+        if (job == stop) return;
+        const bool ok = step(static_cast<std::size_t>(job));
+        w.ok.store(ok, std::memory_order_relaxed);
+        w.ran.fetch_add(1, std::memory_order_relaxed);
+        w.job.store(idle, std::memory_order_release);
+      }
+    });
+  }
+  void stop_all() noexcept {
+    for (auto& w : workers_) {
+      if (!w->thread.joinable()) continue;
+      w->job.store(stop, std::memory_order_release);
+      w->thread.join();
+    }
+  }
+
   std::vector<std::unique_ptr<worker>> workers_;
 };
 
