@@ -7,7 +7,7 @@
 # in s29 on the H100 (docs/results/2026-12-05-h100-s29); they are not repeated here.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export REPLAY_ROUNDS=2 SPREAD_PROCESSES=5
-here=docs/results/2026-12-05-h200-s30
+here=docs/results/2026-12-05-h100-s30
 budget=${BUDGET:-580}
 until=$(( $(date +%s) + budget ))
 bash .bundle/gpu-run "$OUT" $(( budget - ${AB_SECONDS:-40} - ${SPREAD_SECONDS:-120} )) replay pagebench
