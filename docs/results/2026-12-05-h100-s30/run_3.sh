@@ -10,7 +10,7 @@
 # From the repository root after `bash .ci/gpu-bundle` (the bundle's plug-in records the thread).
 set -u
 export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle  # the plug-in travels packed
 dir=$OUT/tls_traces
 mkdir -p "$dir"
 for i in $(seq 1 "${PROCESSES:-6}"); do
