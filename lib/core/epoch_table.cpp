@@ -22,8 +22,7 @@ epoch_table::epoch_table(backend& device, block_table& blocks, segment_heap& hea
 }
 
 epoch_table::epoch_shard& epoch_table::shard_of(stream_ref s) const noexcept {
-  const auto h = reinterpret_cast<std::uintptr_t>(s.native());
-  return shards_[((h >> 4) ^ (h >> 12)) % shard_count];
+  return shards_[stream_slot<shard_count>(s)];
 }
 
 void epoch_table::defer(block_index b, stream_ref s) noexcept {

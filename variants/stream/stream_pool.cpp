@@ -7,16 +7,12 @@
 
 namespace cudapool {
 
-namespace {
-std::atomic<std::uint64_t> next_pool_id{1};
-}  // namespace
-
 stream_free_lists::stream_free_lists(core::pool_core& core)
     : core_(core),
       blocks_(core.blocks()),
       backoff_(core.options().backoff),
       class_count_(core.classes().count()),
-      id_(next_pool_id.fetch_add(1, std::memory_order_relaxed)),
+      id_(shortcuts::new_owner()),
       shared_(std::make_unique<padded_stack[]>(class_count_)) {
   batch_.reserve(class_count_);
   for (core::size_class c = 0; c < class_count_; ++c) {
@@ -73,7 +69,7 @@ stream_free_lists::partition* stream_free_lists::find_slow(stream_ref s) noexcep
         owned_.push_back(std::move(fresh));
       }
     }
-    last_[shortcut_slot(s)] = {id_, s.native(), generation, p};
+    shortcuts::put(id_, s, shortcut{generation, p});
     return p;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: stream partition lookup failed: %s\n", e.what());

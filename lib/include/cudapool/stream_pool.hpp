@@ -43,6 +43,7 @@
 #include <cudapool/detail/core/basic_pool.hpp>
 #include <cudapool/detail/core/recorded_streams.hpp>
 #include <cudapool/detail/core/tagged_stack.hpp>
+#include <cudapool/detail/core/thread_stream_cache.hpp>
 
 namespace cudapool {
 
@@ -145,27 +146,18 @@ class stream_free_lists {
     p.frees.store(0, std::memory_order_relaxed);
     core_.epochs().close_epoch_of_ranges(s);
   }
-  struct last_used {  // zero-initialised: pool ids start at 1
-    std::uint64_t pool;
-    void* native;
+  struct shortcut {
     std::uint64_t generation;
     partition* p;
   };
-  // A small direct-mapped cache of the streams this thread used last (threads often cycle over a
-  // few streams). Trivial, so its access needs no initialisation guard.
-  static constexpr std::size_t shortcut_entries = 8;
-  static inline thread_local last_used last_[shortcut_entries];
-  static std::size_t shortcut_slot(stream_ref s) noexcept {
-    return (reinterpret_cast<std::uintptr_t>(s.native()) >> 4) % shortcut_entries;
-  }
+  // The streams this thread used last (threads often cycle over a few streams): trivial, so its
+  // access needs no initialisation guard.
+  using shortcuts = core::thread_stream_cache<stream_free_lists, shortcut>;
 
   // The partition of s, made on first use; nullptr only if host memory ran out.
   [[gnu::always_inline]] partition* find(stream_ref s) noexcept {
-    const last_used& l = last_[shortcut_slot(s)];
-    if (l.pool == id_ && l.native == s.native() && l.generation == generation_.load(std::memory_order_acquire))
-        [[likely]] {
-      return l.p;
-    }
+    const shortcut* l = shortcuts::find(id_, s);
+    if (l != nullptr && l->generation == generation_.load(std::memory_order_acquire)) [[likely]] return l->p;
     return find_slow(s);
   }
   [[gnu::noinline]] partition* find_slow(stream_ref s) noexcept;
