@@ -20,8 +20,8 @@
 // stacks that every stream may use.
 //
 // Partitions are keyed by the stream's unique id (cudaStreamGetId; the simulator's own), through
-// a oneTBB concurrent_unordered_map, with a per-thread last-stream shortcut that retire_stream
-// invalidates (a generation counter): a destroyed stream's handle value, reused by a new stream,
+// a oneTBB concurrent_unordered_map, with a per-thread shortcut of the streams used last
+// (core/thread_stream_cache.hpp) that retire_stream invalidates (a generation counter): a destroyed stream's handle value, reused by a new stream,
 // never maps to the old partition. Call retire_stream(s) before destroying s.
 //
 // record_stream(p, s2): p is also used on s2. When p is freed on S, S first waits (device-side)
