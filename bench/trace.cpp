@@ -1,30 +1,16 @@
-// trace.cpp - the trace reader.
+// trace.cpp - the trace reader: lines through core/trace_reader.hpp, frees paired with their allocations.
 #include "trace.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
+#include <cudapool/detail/core/trace_reader.hpp>
+
 namespace bench {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-template <class T>
-bool parse_number(std::string_view s, T& out) {
-  s = trim(s);
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && end == s.data() + s.size();
-}
-
-}  // namespace
 
 trace load_trace(const std::string& path) {
   std::ifstream in(path);
@@ -52,34 +38,25 @@ trace load_trace(const std::string& path) {
   };
   while (std::getline(in, line)) {
     ++line_no;
-    const std::string_view l = trim(line);
-    if (l.empty() || l.front() == '#' || l.starts_with("op,")) continue;
-    std::string_view field[5];
-    std::size_t n = 0, start = 0;
-    for (std::size_t i = 0; i <= l.size() && n < 6; ++i) {
-      if (i == l.size() || l[i] == ',') {
-        if (n < 5) field[n] = l.substr(start, i - start);
-        ++n;
-        start = i + 1;
-      }
+    std::optional<cudapool::core::trace_line> l;
+    try {
+      l = cudapool::core::parse_trace_line(line);
+    } catch (const cudapool::core::trace_line_error& e) {
+      fail(e.what());
     }
-    if (n != 4 && n != 5) fail("expected 4 fields (op,id,bytes,stream) or 5 (and thread)");
-    const std::string_view op = trim(field[0]);
-    std::uint64_t id = 0;
-    std::size_t bytes = 0;
-    unsigned stream = 0;
-    if (!parse_number(field[1], id)) fail("bad id");
-    if (!parse_number(field[2], bytes)) fail("bad size");
-    if (!parse_number(field[3], stream) || stream > 0xFFFF) fail("bad stream index");
-    unsigned thread = 0;
-    if (n == 5 && (!parse_number(field[4], thread) || thread > 0xFFFF)) fail("bad thread index");
+    if (!l) continue;
+    const std::uint64_t id = l->id;
+    const std::size_t bytes = l->bytes;
+    const unsigned stream = l->stream;
+    const unsigned thread = l->thread;
+    if (stream > 0xFFFF) fail("stream index over 65535");
+    if (thread > 0xFFFF) fail("thread index over 65535");
     t.streams = std::max(t.streams, stream + 1);
     t.threads = std::max(t.threads, thread + 1);
     trace_op o;
     o.stream = static_cast<std::uint16_t>(stream);
     o.thread = static_cast<std::uint16_t>(thread);
-    if (op == "a") {
-      if (bytes == 0) fail("allocation of 0 bytes");
+    if (l->allocate) {
       const auto slot = static_cast<std::uint32_t>(slot_id.size());
       if (!live.emplace(id, live_block{slot, bytes, o.stream, o.thread}).second) fail("id allocated twice");
       slot_id.push_back(id);
@@ -89,7 +66,7 @@ trace load_trace(const std::string& path) {
       o.slot = slot;
       o.alloc_stream = o.stream;
       live_bytes += bytes;
-    } else if (op == "f") {
+    } else {
       const auto it = live.find(id);
       if (it == live.end()) fail("free of an id that is not live");
       o.bytes = it->second.bytes;
@@ -97,8 +74,6 @@ trace load_trace(const std::string& path) {
       o.alloc_stream = it->second.stream;
       live_bytes -= it->second.bytes;
       live.erase(it);
-    } else {
-      fail("op must be a or f");
     }
     t.ops.push_back(o);
     t.peak_live = std::max(t.peak_live, live_bytes);

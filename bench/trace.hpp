@@ -4,7 +4,8 @@
 //                                 and thread (the host thread that made the call; trace_writer
 //                                 records it, ../shared/traces lack it: 0): dense indices
 //
-// Lines starting with '#' and blank lines are comments; a line starting "op," is a header.
+// Lines starting with '#' and blank lines are comments; a line whose first field is "op" is a header
+// (each line is read by core/trace_reader.hpp, as stress's --sizes=trace: reads it).
 // Allocations never freed in the file are freed at the end, in allocation order, on their stream
 // and thread, so that a replay can loop over the trace.
 #pragma once
@@ -39,9 +40,10 @@ struct trace {
   std::vector<std::size_t> peak_live_upto;
 };
 
-// Throws std::runtime_error naming the file and line for anything malformed (unknown op, a free
-// of an id not live, an id allocated twice, a size of 0, more than 65536 streams or threads, a
-// field count other than 4 or 5).
+// Throws std::runtime_error naming the file and line for anything malformed: what
+// core::parse_trace_line refuses (a field count other than 4 or 5, an unknown op, a field that is
+// not a number, an allocation of 0 bytes), a free of an id not live, an id allocated twice, more
+// than 65536 streams or threads.
 [[nodiscard]] trace load_trace(const std::string& path);
 
 }  // namespace bench

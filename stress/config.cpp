@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "format.hpp"
+#include <cudapool/detail/core/trace_reader.hpp>
 #include <cudapool/detail/peers/peers.hpp>
 #include <cudapool/registry.hpp>
 
@@ -98,33 +100,19 @@ std::vector<trace_record> load_trace(const std::string& path) {
   bool any_allocation = false;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    const std::size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    std::vector<std::string_view> fields;
-    for (std::string_view rest(line.data() + first, line.size() - first);;) {
-      const std::size_t comma = rest.find(',');
-      fields.push_back(rest.substr(0, comma));
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
-    if ((fields.size() == 4 || fields.size() == 5) && fields[0] == "op") continue;  // the CSV header
-    const auto bad = [&](const std::string& why) {
-      return config_error(where + ": line " + std::to_string(number) + ": " + why + ": '" + line + "'");
-    };
     // A fifth field, the recording's host thread (trace_writer), says nothing to stress's own threads.
-    if (fields.size() != 4 && fields.size() != 5) throw bad("expected op,id,bytes,stream[,thread]");
-    if (unsigned thread = 0; fields.size() == 5 && !parse_number(fields[4], thread)) throw bad("thread is not a number");
-    trace_record r;
-    if (fields[0] == "a") {
-      r.allocate = true;
-    } else if (fields[0] != "f") {
-      throw bad("op must be a or f");
+    std::optional<core::trace_line> l;
+    try {
+      l = core::parse_trace_line(line);
+    } catch (const core::trace_line_error& e) {
+      throw config_error(where + ": line " + std::to_string(number) + ": " + e.what() + ": '" + line + "'");
     }
-    if (!parse_number(fields[1], r.id)) throw bad("id is not a number");
-    if (!parse_number(fields[2], r.bytes)) throw bad("bytes is not a number");
-    if (!parse_number(fields[3], r.stream)) throw bad("stream is not a number");
-    if (r.allocate && r.bytes == 0) throw bad("an allocation of 0 bytes");
+    if (!l) continue;
+    trace_record r;
+    r.allocate = l->allocate;
+    r.id = l->id;
+    r.bytes = l->bytes;
+    r.stream = l->stream;
     any_allocation = any_allocation || r.allocate;
     records.push_back(r);
   }

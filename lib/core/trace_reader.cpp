@@ -1,0 +1,53 @@
+// trace_reader.cpp - one line of a trace (format: trace_reader.hpp).
+#include <cudapool/detail/core/trace_reader.hpp>
+
+#include <charconv>
+#include <system_error>
+
+namespace cudapool::core {
+namespace {
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+template <class T>
+bool parse_number(std::string_view s, T& out) noexcept {
+  s = trim(s);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return !s.empty() && ec == std::errc{} && end == s.data() + s.size();
+}
+
+}  // namespace
+
+std::optional<trace_line> parse_trace_line(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() == '#') return std::nullopt;
+  std::string_view field[5];
+  std::size_t n = 0;
+  for (std::string_view rest = line;;) {
+    const std::size_t comma = rest.find(',');
+    if (n < 5) field[n] = trim(rest.substr(0, comma));
+    ++n;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (field[0] == "op") return std::nullopt;  // the CSV header
+  if (n != 4 && n != 5) throw trace_line_error("expected op,id,bytes,stream[,thread]");
+  trace_line r;
+  if (field[0] == "a") {
+    r.allocate = true;
+  } else if (field[0] != "f") {
+    throw trace_line_error("op must be a or f");
+  }
+  if (!parse_number(field[1], r.id)) throw trace_line_error("id is not a number");
+  if (!parse_number(field[2], r.bytes)) throw trace_line_error("bytes is not a number");
+  if (!parse_number(field[3], r.stream)) throw trace_line_error("stream is not a number");
+  if (n == 5 && !parse_number(field[4], r.thread)) throw trace_line_error("thread is not a number");
+  if (r.allocate && r.bytes == 0) throw trace_line_error("an allocation of 0 bytes");
+  return r;
+}
+
+}  // namespace cudapool::core

@@ -1,0 +1,94 @@
+// trace_reader_test.cpp - the one trace line parser (bench's replay and stress's --sizes=trace:
+// read through it): records, lines without one, every error, and every line trace_writer writes.
+
+#include <cudapool/detail/core/trace_reader.hpp>
+#include <cudapool/detail/core/trace_writer.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+
+namespace cudapool::core {
+namespace {
+
+TEST(TraceReader, ReadsFourAndFiveFields) {
+  const auto a = parse_trace_line("a,7,4096,2");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_TRUE(a->allocate);
+  EXPECT_EQ(a->id, 7u);
+  EXPECT_EQ(a->bytes, 4096u);
+  EXPECT_EQ(a->stream, 2u);
+  EXPECT_EQ(a->thread, 0u);  // absent: the first thread
+  const auto f = parse_trace_line(" f , 7 , 4096 , 2 , 3 \r");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->allocate);
+  EXPECT_EQ(f->id, 7u);
+  EXPECT_EQ(f->stream, 2u);
+  EXPECT_EQ(f->thread, 3u);
+}
+
+TEST(TraceReader, BlankCommentAndHeaderLinesHoldNoRecord) {
+  for (const char* line : {"", "   \t", "\r", "# a comment", "  # indented, 1,2,3", "op,id,bytes,stream",
+                           "op,id,bytes,stream,thread"}) {
+    EXPECT_FALSE(parse_trace_line(line).has_value()) << "'" << line << "'";
+  }
+}
+
+TEST(TraceReader, EveryErrorSaysWhat) {
+  for (const auto& [line, why] : {std::tuple{"a,1,512", "expected op,id,bytes,stream[,thread]"},
+                                  std::tuple{"a,1,512,0,0,9", "expected op,id,bytes,stream[,thread]"},
+                                  std::tuple{"x,1,512,0", "op must be a or f"},
+                                  std::tuple{"a,one,512,0", "id is not a number"},
+                                  std::tuple{"a,1,-5,0", "bytes is not a number"},
+                                  std::tuple{"a,1,512,", "stream is not a number"},
+                                  std::tuple{"a,1,512,0,x", "thread is not a number"},
+                                  std::tuple{"a,1,0,0", "an allocation of 0 bytes"},
+                                  std::tuple{"a,1,512 kB,0", "bytes is not a number"}}) {
+    try {
+      (void)parse_trace_line(line);
+      ADD_FAILURE() << "'" << line << "' was accepted";
+    } catch (const trace_line_error& e) {
+      EXPECT_EQ(std::string(e.what()), why) << "'" << line << "'";
+    }
+  }
+  EXPECT_TRUE(parse_trace_line("f,1,0,0").has_value());  // a free's bytes may be anything
+}
+
+// Every line the writer writes reads back as what was recorded.
+TEST(TraceReader, ReadsWhatTheWriterWrites) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("cudapool_trace_reader_" + std::to_string(::getpid()) + ".csv")).string();
+  {
+    trace_writer w(path);
+    const std::uint64_t a = w.record_alloc(512, 11);
+    const std::uint64_t b = w.record_alloc(1 << 20, 22);
+    w.record_free(a, 512, 22);
+    w.record_free(b, 1 << 20, 11);
+  }
+  std::ifstream in(path);
+  std::size_t records = 0;
+  const std::tuple<bool, std::uint64_t, std::size_t, unsigned> expected[] = {
+      {true, 1, 512, 0}, {true, 2, 1 << 20, 1}, {false, 1, 512, 1}, {false, 2, 1 << 20, 0}};
+  for (std::string line; std::getline(in, line);) {
+    const auto r = parse_trace_line(line);
+    if (!r) continue;
+    ASSERT_LT(records, std::size(expected)) << line;
+    const auto& [allocate, id, bytes, stream] = expected[records++];
+    EXPECT_EQ(r->allocate, allocate) << line;
+    EXPECT_EQ(r->id, id) << line;
+    EXPECT_EQ(r->bytes, bytes) << line;
+    EXPECT_EQ(r->stream, stream) << line;
+    EXPECT_EQ(r->thread, 0u) << line;  // one thread
+  }
+  EXPECT_EQ(records, std::size(expected));
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace cudapool::core
