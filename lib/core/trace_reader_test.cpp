@@ -12,25 +12,26 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 namespace cudapool::core {
 namespace {
 
+void expect_record(std::string_view line, bool allocate, std::uint64_t id, std::size_t bytes, unsigned stream,
+                   unsigned thread) {
+  const auto r = parse_trace_line(line);
+  ASSERT_TRUE(r.has_value()) << "'" << line << "'";
+  EXPECT_EQ(r->allocate, allocate) << "'" << line << "'";
+  EXPECT_EQ(r->id, id) << "'" << line << "'";
+  EXPECT_EQ(r->bytes, bytes) << "'" << line << "'";
+  EXPECT_EQ(r->stream, stream) << "'" << line << "'";
+  EXPECT_EQ(r->thread, thread) << "'" << line << "'";
+}
+
 TEST(TraceReader, ReadsFourAndFiveFields) {
-  const auto a = parse_trace_line("a,7,4096,2");
-  ASSERT_TRUE(a.has_value());
-  EXPECT_TRUE(a->allocate);
-  EXPECT_EQ(a->id, 7u);
-  EXPECT_EQ(a->bytes, 4096u);
-  EXPECT_EQ(a->stream, 2u);
-  EXPECT_EQ(a->thread, 0u);  // absent: the first thread
-  const auto f = parse_trace_line(" f , 7 , 4096 , 2 , 3 \r");
-  ASSERT_TRUE(f.has_value());
-  EXPECT_FALSE(f->allocate);
-  EXPECT_EQ(f->id, 7u);
-  EXPECT_EQ(f->stream, 2u);
-  EXPECT_EQ(f->thread, 3u);
+  expect_record("a,7,4096,2", true, 7, 4096, 2, 0);  // no thread: the first
+  expect_record(" f , 7 , 4096 , 2 , 3 \r", false, 7, 4096, 2, 3);
 }
 
 TEST(TraceReader, BlankCommentAndHeaderLinesHoldNoRecord) {
