@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "format.hpp"
-#include <cudapool/detail/core/trace_reader.hpp>
 #include <cudapool/detail/peers/peers.hpp>
 #include <cudapool/registry.hpp>
 
@@ -100,21 +99,15 @@ std::vector<trace_record> load_trace(const std::string& path) {
   bool any_allocation = false;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
-    // A fifth field, the recording's host thread (trace_writer), says nothing to stress's own threads.
-    std::optional<core::trace_line> l;
+    std::optional<trace_record> r;
     try {
-      l = core::parse_trace_line(line);
+      r = core::parse_trace_line(line);
     } catch (const core::trace_line_error& e) {
       throw config_error(where + ": line " + std::to_string(number) + ": " + e.what() + ": '" + line + "'");
     }
-    if (!l) continue;
-    trace_record r;
-    r.allocate = l->allocate;
-    r.id = l->id;
-    r.bytes = l->bytes;
-    r.stream = l->stream;
-    any_allocation = any_allocation || r.allocate;
-    records.push_back(r);
+    if (!r) continue;
+    any_allocation = any_allocation || r->allocate;
+    records.push_back(*r);
   }
   if (in.bad()) throw config_error(where + ": reading the file failed");
   if (!any_allocation) throw config_error(where + ": the trace has no allocations");

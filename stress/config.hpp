@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <cudapool/detail/core/trace_reader.hpp>
 #include <cudapool/options.hpp>
 
 namespace cudapool::stress {
@@ -38,14 +39,10 @@ enum class fault {
 [[nodiscard]] backend_choice parse_backend_choice(std::string_view text);
 [[nodiscard]] fault parse_fault(std::string_view text);
 
-// One line of a trace in ../shared/traces format (CSV `op,id,bytes,stream`, '#' comments; a fifth
-// field, trace_writer's host thread, is read and ignored: stress runs its own threads).
-struct trace_record {
-  bool allocate = false;  // `a`; otherwise `f`
-  std::uint64_t id = 0;
-  std::size_t bytes = 0;
-  unsigned stream = 0;  // kept, not replayed: every allocation picks one of the run's streams
-};
+// One line of a trace in ../shared/traces format, as core/trace_reader.hpp reads it. stream and
+// thread are kept, not replayed: every allocation picks one of the run's streams, and stress runs
+// its own threads.
+using trace_record = core::trace_line;
 
 // Throws config_error naming the file (and line) when it cannot be read, a line is malformed, or it
 // holds no allocation.
