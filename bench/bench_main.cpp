@@ -135,6 +135,14 @@ std::vector<allocator_config> allocators(bool with_peers) {
     all.push_back(serving(no_poll));
     all.push_back(serving({v + "-batch16", allocator_config::kind::pool, v, batch16, false}));
   }
+  // lockfree with epoch_batch 256 on every workload (s32): a replay's time against its events
+  // (one a quarter as often as the default 64's), beside the in-place cost of the event calls
+  // (replay's device_query_ns_per_call): what an epoch costs where the pool makes it.
+  if (built("lockfree")) {
+    cudapool::pool_options batch256;
+    batch256.epoch_batch = 256;
+    all.push_back({"lockfree-batch256", allocator_config::kind::pool, "lockfree", batch256, true});
+  }
   // Segments from cudaMalloc chunks instead of mapped pages (virtual_memory off), lockfree, in
   // serve too: whether the device work on the pool's memory runs slower on pages mapped through the
   // virtual memory API (2 MiB each) than on cudaMalloc's, as serve/none's ring is.

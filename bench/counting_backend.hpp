@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -22,6 +23,11 @@ struct device_call_counts {
   std::uint64_t waits = 0;          // wait(), synchronize(), synchronize_device()
   std::uint64_t stream_waits = 0;   // stream_wait()
   std::uint64_t incomplete_queries = 0;  // query() that found its event pending
+  // forward mode: the time spent inside the inner backend's record() and event query(), in ns
+  // (steady_clock around each call): what the calls cost where the pool makes them, caches as the
+  // pool leaves them, against limit/epoch_event's ring of the same calls back to back.
+  std::uint64_t record_ns = 0;
+  std::uint64_t query_ns = 0;
 };
 
 // What the counted event calls do (every mode counts them):
@@ -59,7 +65,8 @@ class counting_backend final : public cudapool::backend {
   [[nodiscard]] device_call_counts counts() const noexcept {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
             stream_queries_.load(std::memory_order_relaxed), waits_.load(std::memory_order_relaxed),
-            stream_waits_.load(std::memory_order_relaxed), incomplete_queries_.load(std::memory_order_relaxed)};
+            stream_waits_.load(std::memory_order_relaxed), incomplete_queries_.load(std::memory_order_relaxed),
+            record_ns_.load(std::memory_order_relaxed), query_ns_.load(std::memory_order_relaxed)};
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return inner_->name(); }
@@ -110,7 +117,10 @@ class counting_backend final : public cudapool::backend {
       recorded_at_[e] = ticks_ + 1;  // 0: never recorded
       last_on_[s.native()] = ticks_ + 1;
     }
+    if (mode_ != event_mode::forward) return inner_->record(e, s);
+    const auto t0 = std::chrono::steady_clock::now();
     inner_->record(e, s);
+    add_ns(record_ns_, t0);
   }
   [[nodiscard]] bool query(cudapool::event_handle e) override {
     count(queries_);
@@ -121,7 +131,9 @@ class counting_backend final : public cudapool::backend {
       count(incomplete_queries_);
       return false;
     }
+    const auto t0 = std::chrono::steady_clock::now();
     const bool done = inner_->query(e);
+    add_ns(query_ns_, t0);
     if (!done) count(incomplete_queries_);
     return done;
   }
@@ -159,6 +171,10 @@ class counting_backend final : public cudapool::backend {
 
  private:
   static void count(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
+  static void add_ns(std::atomic<std::uint64_t>& c, std::chrono::steady_clock::time_point since) noexcept {
+    const auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since);
+    c.fetch_add(static_cast<std::uint64_t>(d.count()), std::memory_order_relaxed);
+  }
 
   // lag: 1 + the tick at which an event, or a stream's last event, was recorded; 0 for none.
   [[nodiscard]] std::uint64_t recorded_at(cudapool::event_handle e) const {
@@ -187,6 +203,8 @@ class counting_backend final : public cudapool::backend {
   std::atomic<std::uint64_t> stream_queries_{0};
   std::atomic<std::uint64_t> waits_{0};
   std::atomic<std::uint64_t> stream_waits_{0};
+  std::atomic<std::uint64_t> record_ns_{0};
+  std::atomic<std::uint64_t> query_ns_{0};
 };
 
 }  // namespace bench

@@ -41,7 +41,9 @@
 //                            to the device per operation, counted by a counting_backend: event
 //                            records; event and stream queries; host and device-side waits;
 //                            device_incomplete_queries_per_op: event queries that found the event
-//                            pending). On the sim the pools' events are settled on query
+//                            pending; on the device, device_record_ns_per_call and
+//                            device_query_ns_per_call: the time inside those calls where the pool
+//                            makes them, against limit/epoch_event's ring). On the sim the pools' events are settled on query
 //                            (run_options::settle_sim_events), as the GPU completes them when
 //                            nothing runs on the device: sim memory as on the GPU, sim time not
 //   replay/<a>/<trace>/elided  pools only: stream-ordered, the pool's event calls answered at once
@@ -353,6 +355,10 @@ inline void device_call_counters(benchmark::State& state, const run_context& ctx
   state.counters[std::string("device_stream_queries_") + name] = per(n.stream_queries);
   state.counters[std::string("device_incomplete_queries_") + name] = per(n.incomplete_queries);
   state.counters[std::string("device_waits_") + name] = per(n.waits + n.stream_waits);
+  // forward mode only (0 otherwise): ns inside record() and event query() per call, where made.
+  if (n.records > 0 && n.record_ns > 0) state.counters["device_record_ns_per_call"] = double(n.record_ns) / double(n.records);
+  const std::uint64_t event_queries = n.queries - n.stream_queries;
+  if (event_queries > 0 && n.query_ns > 0) state.counters["device_query_ns_per_call"] = double(n.query_ns) / double(event_queries);
 }
 
 // ---- registration ------------------------------------------------------------------------------
