@@ -25,7 +25,7 @@
 //       * memcheck honours the API by default since CUDA 12.0 (`--nvtx yes` is the default; with
 //         11.3 .. 11.8 it had to be given);
 //       * NVTX memory calls must come after the CUDA runtime is initialized: the domain is created
-//         after the constructor's first cudaMalloc;
+//         by the first register_heap, after the constructor's cudaMemGetInfo;
 //       * unregistering a heap releases the regions still in it.
 //     Without a tool attached, nvtxMemHeapRegister returns nullptr and the other calls do nothing,
 //     so register_heap() returns nullptr and a pool skips the region calls.
@@ -170,45 +170,24 @@ class cuda_backend final : public backend {
   cuda_backend(int device, std::vector<int> peers) : device_(device), peers_(std::move(peers)) {
     enable_peers();
     device_guard guard(device_);
-    try {
-      std::size_t free_bytes = 0;
-      check(cudaMemGetInfo(&free_bytes, &memory_bytes_), "cudaMemGetInfo", device_);
-      vm_ = load_driver_vm();
-      int vmm = 0;
-      if (vm_.complete()) {
-        CUdevice dev = 0;
-        check_cu(vm_.device_get(&dev, device_), "cuDeviceGet");
-        check_cu(vm_.device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
-                 "cuDeviceGetAttribute (virtual memory management)");
-      }
-      if (vmm != 0) {
-        const CUmemAllocationProp prop = page_prop();
-        std::size_t granularity = 0;
-        check_cu(vm_.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
-        page_bytes_ = granularity;
-      }
-      void* state = nullptr;
-      check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
-      verify_state_ = static_cast<detail::verify_state*>(state);
-      check(cudaMemset(verify_state_, 0, sizeof(detail::verify_state)), "cudaMemset (verify state)", device_);
-      void* counters = nullptr;
-      check(cudaMalloc(&counters, sizeof(detail::guard_counters)), "cudaMalloc (guard counters)", device_);
-      guard_counters_ = static_cast<detail::guard_counters*>(counters);
-      check(cudaMemset(guard_counters_, 0, sizeof(detail::guard_counters)), "cudaMemset (guard counters)", device_);
-      void* ring = nullptr;
-      check(cudaHostAlloc(&ring, sizeof(detail::guard_ring), cudaHostAllocMapped), "cudaHostAlloc (guard ring)",
-            device_);
-      guard_ring_host_ = static_cast<detail::guard_ring*>(ring);
-      std::memset(guard_ring_host_, 0, sizeof(detail::guard_ring));  // host memory: before any launch
-      void* device_ring = nullptr;
-      check(cudaHostGetDevicePointer(&device_ring, ring, 0), "cudaHostGetDevicePointer (guard ring)", device_);
-      guard_ring_device_ = static_cast<detail::guard_ring*>(device_ring);
-    } catch (...) {
-      release_device_state();
-      throw;
+    std::size_t free_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &memory_bytes_), "cudaMemGetInfo", device_);
+    vm_ = load_driver_vm();
+    int vmm = 0;
+    if (vm_.complete()) {
+      CUdevice dev = 0;
+      check_cu(vm_.device_get(&dev, device_), "cuDeviceGet");
+      check_cu(vm_.device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
+               "cuDeviceGetAttribute (virtual memory management)");
     }
-    // After the runtime is initialized (the cudaMalloc above), as the sanitizer's NVTX guide asks.
-    nvtx_domain_ = nvtxDomainCreateA("cudapool");
+    if (vmm != 0) {
+      const CUmemAllocationProp prop = page_prop();
+      std::size_t granularity = 0;
+      check_cu(vm_.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+      page_bytes_ = granularity;
+    }
+    // The verify state, the guard ring and the NVTX domain are made on first use
+    // (ensure_verify_state, ensure_guard_state, register_heap).
   }
 
   ~cuda_backend() override {
@@ -216,13 +195,13 @@ class cuda_backend final : public backend {
       device_guard guard(device_);
       // Work still queued may record these events or write the verify state and the guard ring.
       report_failure(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device_);
-      report_dropped_guard_failures();
+      if (guard_ready_.load(std::memory_order_acquire)) report_dropped_guard_failures();
       for (cudaEvent_t e : events_) report_failure(cudaEventDestroy(e), "cudaEventDestroy", device_);
       release_device_state();
     } catch (const backend_error& e) {
       report(e.what());
     }
-    nvtxDomainDestroy(nvtx_domain_);
+    if (nvtx_domain_ != nullptr) nvtxDomainDestroy(nvtx_domain_);
   }
 
   cuda_backend(const cuda_backend&) = delete;
@@ -454,6 +433,7 @@ class cuda_backend final : public backend {
   void verify(stream_ref s, const void* p, std::size_t bytes, std::uint32_t pattern) override {
     check_range("verify", p, bytes);
     device_guard guard(device_);
+    ensure_verify_state();
     const unsigned long long launch = next_verify_launch_.fetch_add(1, std::memory_order_relaxed);
     check(detail::launch_verify(to_cuda(s), p, bytes / sizeof(std::uint32_t), pattern, launch, verify_state_),
           "verify kernel launch", device_);
@@ -469,6 +449,7 @@ class cuda_backend final : public backend {
   [[nodiscard]] verify_report verification_report() override {
     device_guard guard(device_);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", device_);
+    if (!verify_ready_.load(std::memory_order_acquire)) return {};  // nothing verified yet
     detail::verify_summary summary{};
     check(cudaMemcpy(&summary, &verify_state_->summary, sizeof(summary), cudaMemcpyDeviceToHost),
           "cudaMemcpy (verify state)", device_);
@@ -496,6 +477,7 @@ class cuda_backend final : public backend {
   void check_guard(stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern, std::uint64_t tag) override {
     check_guard_range("check_guard", p, bytes);
     device_guard guard(device_);
+    ensure_guard_state();
     check(detail::launch_check_guard(to_cuda(s), p, bytes, pattern, tag, guard_counters_, guard_ring_device_),
           "check_guard kernel launch", device_);
   }
@@ -503,6 +485,7 @@ class cuda_backend final : public backend {
   // Takes the completed records in claim order; a claimed record still being written stops the
   // walk, and it and the ones after it come in a later call.
   [[nodiscard]] std::vector<guard_failure> take_guard_failures() override {
+    if (!guard_ready_.load(std::memory_order_acquire)) return {};  // no guard checked yet
     std::lock_guard lock(guard_mutex_);
     std::vector<guard_failure> failures;
     std::uint64_t dropped_seen = guard_dropped_reported_;
@@ -540,6 +523,9 @@ class cuda_backend final : public backend {
     desc.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
     desc.typeSpecificDescSize = sizeof(range);
     desc.typeSpecificDesc = &range;
+    // The domain is made on first use (the runtime is initialized by then, as the sanitizer's NVTX
+    // guide asks: the constructor's cudaMemGetInfo).
+    std::call_once(nvtx_once_, [&] { nvtx_domain_ = nvtxDomainCreateA("cudapool"); });
     return nvtxMemHeapRegister(nvtx_domain_, &desc);
   }
 
@@ -634,6 +620,53 @@ class cuda_backend final : public backend {
   }
 
   // Frees what the constructor allocated (any prefix of it); noexcept paths only report.
+  // The verify kernels' state and the guard kernels' counters and ring, made on first use (a
+  // verify launch, a guard check): what only the stress harness and the debug options use costs a
+  // pool that uses neither nothing. Each is zeroed with cudaMemset and then the device is
+  // synchronized, once: the kernel that first uses the state may run on any stream (the memset
+  // runs on the legacy default stream, which a non-blocking stream does not wait for), and a
+  // cudaMemset nothing has synchronized makes every cudaEventRecord + cudaEventQuery of the
+  // process 3-5x slower until something does (s32, docs/results/2026-12-06-s32: the bare ring
+  // 1,677-2,001 ns after a cudaMalloc + cudaMemset, 360 once cudaDeviceSynchronize ran; the
+  // constructor used to do both and leave them unsynchronized, so every pool's epochs paid it).
+  // std::call_once: a failure throws to the caller and leaves them to be made by a later call.
+  void ensure_verify_state() {
+    std::call_once(verify_once_, [&] {
+      if (verify_state_ == nullptr) {  // a failed attempt may have allocated it
+        void* state = nullptr;
+        check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
+        verify_state_ = static_cast<detail::verify_state*>(state);
+      }
+      check(cudaMemset(verify_state_, 0, sizeof(detail::verify_state)), "cudaMemset (verify state)", device_);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (verify state)", device_);
+      verify_ready_.store(true, std::memory_order_release);
+    });
+  }
+
+  void ensure_guard_state() {
+    std::call_once(guard_once_, [&] {
+      if (guard_counters_ == nullptr) {  // a failed attempt may have allocated them
+        void* counters = nullptr;
+        check(cudaMalloc(&counters, sizeof(detail::guard_counters)), "cudaMalloc (guard counters)", device_);
+        guard_counters_ = static_cast<detail::guard_counters*>(counters);
+      }
+      check(cudaMemset(guard_counters_, 0, sizeof(detail::guard_counters)), "cudaMemset (guard counters)", device_);
+      if (guard_ring_host_ == nullptr) {
+        void* ring = nullptr;
+        check(cudaHostAlloc(&ring, sizeof(detail::guard_ring), cudaHostAllocMapped), "cudaHostAlloc (guard ring)",
+              device_);
+        guard_ring_host_ = static_cast<detail::guard_ring*>(ring);
+      }
+      void* ring = guard_ring_host_;
+      std::memset(guard_ring_host_, 0, sizeof(detail::guard_ring));  // host memory: before any launch
+      void* device_ring = nullptr;
+      check(cudaHostGetDevicePointer(&device_ring, ring, 0), "cudaHostGetDevicePointer (guard ring)", device_);
+      guard_ring_device_ = static_cast<detail::guard_ring*>(device_ring);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (guard counters)", device_);
+      guard_ready_.store(true, std::memory_order_release);
+    });
+  }
+
   void release_device_state() noexcept {
     if (guard_ring_host_ != nullptr) report_failure(cudaFreeHost(guard_ring_host_), "cudaFreeHost (guard ring)", device_);
     if (guard_counters_ != nullptr) report_failure(cudaFree(guard_counters_), "cudaFree (guard counters)", device_);
@@ -667,7 +700,12 @@ class cuda_backend final : public backend {
   detail::guard_counters* guard_counters_ = nullptr;  // device memory, written only by check-guard kernels
   detail::guard_ring* guard_ring_host_ = nullptr;     // pinned host memory; the host's view of the ring
   detail::guard_ring* guard_ring_device_ = nullptr;   // the same memory, as kernels address it
-  nvtxDomainHandle_t nvtx_domain_ = nullptr;          // set once, at construction
+  nvtxDomainHandle_t nvtx_domain_ = nullptr;          // set once, by the first register_heap
+  std::once_flag verify_once_;
+  std::once_flag guard_once_;
+  std::once_flag nvtx_once_;
+  std::atomic<bool> verify_ready_{false};  // verify_state_ made (release; read with acquire)
+  std::atomic<bool> guard_ready_{false};   // guard_counters_ and the ring made (release; acquire)
   // Set once, at construction.
   std::size_t memory_bytes_ = 0;  // the device's total memory
   std::size_t page_bytes_ = 0;    // the virtual memory granularity; 0: no support

@@ -46,6 +46,22 @@ int main(int argc, char** argv) {
     P("with two");
     d.reset(); d2.reset();
     P("destroyed");
+  } else if (what == "nvtx") {
+    auto dom = nvtxDomainCreateA("cudapool");
+    P("after nvtxDomainCreateA"); P("again"); P("again");
+    nvtxDomainDestroy(dom);
+    P("after nvtxDomainDestroy");
+  } else if (what == "hostalloc") {
+    void* ringp; cudaHostAlloc(&ringp, sizeof(cudapool::detail::guard_ring), cudaHostAllocMapped);
+    void* dr; cudaHostGetDevicePointer(&dr, ringp, 0);
+    P("after the mapped guard ring"); P("again"); P("again");
+    cudaFreeHost(ringp);
+    P("after cudaFreeHost");
+  } else if (what == "devstate") {
+    void* vs; cudaMalloc(&vs, sizeof(cudapool::detail::verify_state)); cudaMemset(vs, 0, sizeof(cudapool::detail::verify_state));
+    P("after cudaMalloc + cudaMemset"); P("again"); P("again");
+    cudaFree(vs);
+    P("after cudaFree");
   } else {
     std::size_t f, t; cudaMemGetInfo(&f, &t);
     void* fn[3] = {}; cudaDriverEntryPointQueryResult r{};
