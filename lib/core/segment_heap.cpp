@@ -198,7 +198,9 @@ void segment_heap::insert_free(std::uint32_t id) noexcept {
   bins_[b] = id;
   bitmap_[b / 64] |= std::uint64_t{1} << (b % 64);
   free_bytes_ += e.bytes;
-  if (e.tag.completed != nullptr && !e.in_pending) {
+  if (e.in_pending) {
+    --stale_pending_;  // listed, and free again
+  } else if (e.tag.completed != nullptr) {
     e.in_pending = true;
     pending_.push_back(id);  // capacity >= extents_.size(): does not allocate
     pending_count_.store(pending_.size(), std::memory_order_relaxed);
@@ -208,6 +210,7 @@ void segment_heap::insert_free(std::uint32_t id) noexcept {
 void segment_heap::remove_free(std::uint32_t id) noexcept {
   extent& e = extents_[id];
   free_bytes_ -= e.bytes;
+  if (e.in_pending) ++stale_pending_;  // listed, and no longer free (until insert_free)
   const unsigned b = bin_of(e.bytes);
   if (e.link_prev != none) {
     extents_[e.link_prev].link_next = e.link_next;
@@ -318,9 +321,12 @@ std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) n
   for (const bool left : {true, false}) for (;;) {
     const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
     if (n == none || extents_[n].st != state::free) break;
-    if (only != nullptr && !safe_for(extents_[n].tag, *only)) break;
     stream_tag t;
-    if (!merge_tags(extents_[id].tag, extents_[n].tag, /*absorb_resolved=*/!multi_stream_.load(std::memory_order_relaxed), &t)) break;
+    if ((only != nullptr && !safe_for(extents_[n].tag, *only)) ||
+        !merge_tags(extents_[id].tag, extents_[n].tag, /*absorb_resolved=*/!multi_stream_.load(std::memory_order_relaxed), &t)) {
+      runs_possible_ = true;  // two free neighbours stay apart: a run
+      break;
+    }
     remove_free(n);
     extent& e = extents_[id];
     if (left) e.base = extents_[n].base;
@@ -367,6 +373,7 @@ void segment_heap::prune_pending(Keep keep, std::vector<std::uint32_t>* dropped)
   pending_.resize(kept);
   pending_count_.store(kept, std::memory_order_relaxed);
   stale_seen_ = 0;
+  stale_pending_ = 0;  // every stale entry left
 }
 
 void segment_heap::resolve_completed() noexcept {
@@ -459,10 +466,14 @@ segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, 
   // A run of neighbours can only win in a smaller hole than the extent's, and none is smaller than
   // the request: an exact fit (a freed tensor's size asked again) skips the search of the runs.
   const bool exact = id != none && hole == bytes;
-  if (!exact && !pending_.empty() && (multi_stream_.load(std::memory_order_relaxed) || r.first == none)) {
-    std::size_t run_hole = 0;
-    const run q = find_run(bytes, alignment, use, wilderness, &run_hole);
-    if (q.first != none && (r.first == none || run_hole < hole)) r = q;
+  if (!exact && !pending_.empty()) {
+    if (multi_stream_.load(std::memory_order_relaxed) || (r.first == none && runs_possible_)) {
+      std::size_t run_hole = 0;
+      const run q = find_run(bytes, alignment, use, wilderness, &run_hole);
+      if (q.first != none && (r.first == none || run_hole < hole)) r = q;
+    } else if (r.first == none) {
+      stale_seen_ += stale_pending_;  // one stream, no run anywhere (runs_possible_): what the walk counts
+    }
   }
   return r;
 }
@@ -490,6 +501,7 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
                                          std::size_t* hole) const noexcept {
   run best{none, none};
   std::size_t best_bytes = 0;
+  bool neighbours = false;  // a pending free extent with a free neighbour was met
   for (const std::uint32_t id : pending_) {
     const extent& e = extents_[id];
     if (e.st != state::free) {
@@ -499,6 +511,7 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
     // A run needs a free neighbour: most pending extents have none (one stream's frees merge), and
     // this test reads only what the state test did, not the neighbours' tags.
     if ((e.prev == none || extents_[e.prev].st != state::free) && (e.next == none || extents_[e.next].st != state::free)) continue;
+    neighbours = true;
     if (!safe_for(e.tag, use)) continue;
     const auto [first, last] = run_around(id, use);
     if (first != id && pending_tagged_left_of(first, id)) continue;  // seen from its first tagged extent
@@ -513,9 +526,14 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
       best_bytes = h;
     }
   }
+  // Every run holds a pending extent (free neighbours with nothing pending always merge): with none
+  // beside a free neighbour there is no run.
+  if (!neighbours) runs_possible_ = false;
   *hole = best_bytes;
   return best;
 }
+
+
 
 // Whether a tagged extent lies in [first, id) (walking right from first): the run starting at first
 // was then already considered from that extent.

@@ -263,6 +263,36 @@ TEST_P(SegmentHeap, GrowthBesideAPendingRangeDoesNotHandItOut) {
   EXPECT_TRUE(addr(slab) >= addr(a) + page || addr(slab) + page <= addr(a)) << "got s's pending page";
 }
 
+// With one stream, growth for a slab into a hole between used memory and a range pending on that
+// stream leaves the rest of the new page free beside the pending range and apart from it (the slab
+// may not use it): a run the stream may take whole. With one stream place() looks for runs only
+// after such a refused merge (runs_possible_); without it the request below grew instead.
+TEST_P(SegmentHeap, WithOneStreamARunLeftBySlabGrowthIsTaken) {
+  if (!GetParam()) GTEST_SKIP() << "chunks leave no unmapped holes";
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0;
+  void* a = heap->allocate(page, page, kind::large, {&s, true}, true);
+  void* b = heap->allocate(page, page, kind::large, {&s, true}, true);
+  void* c = heap->allocate(page, page, kind::large, {&s, true}, true);
+  ASSERT_EQ(addr(b), addr(a) + page);
+  ASSERT_EQ(addr(c), addr(b) + page);
+  ASSERT_EQ(heap->free(b, kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->trim(), page);  // b's page unmapped: a hole between a and c
+  ASSERT_EQ(heap->free(c, kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  // A half-page slab maps b's page again (the lowest of the equal choices) and starts it.
+  void* slab = heap->allocate(page / 2, page / 2, kind::slab, {}, true);
+  ASSERT_EQ(slab, b);
+  const std::size_t mapped = heap->mapped_bytes();
+  // s may take the rest of b's page and its own pending c as one range: no growth.
+  void* r = heap->allocate(page / 2 + page, 256, kind::large, {&s, true}, true);
+  EXPECT_EQ(addr(r), addr(b) + page / 2);
+  EXPECT_EQ(heap->mapped_bytes(), mapped);
+  ASSERT_EQ(heap->free(r, kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(slab, kind::slab, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(a, kind::large, {}), segment_heap::free_result::freed);
+}
+
 // Two frees of one stream in different epochs merge under the later one: reusable by others once
 // it completed (epochs of a stream complete in order), by the stream at once as one range.
 TEST_P(SegmentHeap, OneStreamsRangesMergeUnderTheLaterEpoch) {
