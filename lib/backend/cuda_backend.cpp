@@ -622,14 +622,30 @@ class cuda_backend final : public backend {
   // Frees what the constructor allocated (any prefix of it); noexcept paths only report.
   // The verify kernels' state and the guard kernels' counters and ring, made on first use (a
   // verify launch, a guard check): what only the stress harness and the debug options use costs a
-  // pool that uses neither nothing. Each is zeroed with cudaMemset and then the device is
-  // synchronized, once: the kernel that first uses the state may run on any stream (the memset
-  // runs on the legacy default stream, which a non-blocking stream does not wait for), and a
-  // cudaMemset nothing has synchronized makes every cudaEventRecord + cudaEventQuery of the
-  // process 3-5x slower until something does (s32, docs/results/2026-12-06-s32: the bare ring
-  // 1,677-2,001 ns after a cudaMalloc + cudaMemset, 360 once cudaDeviceSynchronize ran; the
-  // constructor used to do both and leave them unsynchronized, so every pool's epochs paid it).
+  // pool that uses neither nothing. The device memory is zeroed by zero_device (a stream of its
+  // own, synchronized), not by a cudaMemset left running on the legacy default stream: the kernel
+  // that first uses the state may run on any stream (a non-blocking one does not wait for the
+  // legacy stream), and s32 found that such a memset, never synchronized, made every
+  // cudaEventRecord + cudaEventQuery of the process 3-5x slower (docs/results/2026-12-06-s32: the
+  // bare ring 1,677-2,001 ns after a cudaMalloc + cudaMemset, 360 once cudaDeviceSynchronize ran;
+  // the constructor did that, so every pool's epochs paid it). No device-wide synchronize: a first
+  // guard check does not wait for other streams' work (GuardFailuresArriveWithoutSynchronizing).
   // std::call_once: a failure throws to the caller and leaves them to be made by a later call.
+  // Zeroes `bytes` of device memory and returns once done: cudaMemsetAsync on a non-blocking stream
+  // made for it, which is synchronized and destroyed. Under the device guard.
+  void zero_device(void* p, std::size_t bytes, const char* what) const {
+    cudaStream_t z = nullptr;
+    check(cudaStreamCreateWithFlags(&z, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (zeroing)", device_);
+    cudaError_t status = cudaMemsetAsync(p, 0, bytes, z);
+    const char* call = "cudaMemsetAsync";
+    if (status == cudaSuccess) {
+      status = cudaStreamSynchronize(z);
+      call = "cudaStreamSynchronize";
+    }
+    report_failure(cudaStreamDestroy(z), "cudaStreamDestroy (zeroing)", device_);
+    check(status, (std::string(call) + " (" + what + ")").c_str(), device_);
+  }
+
   void ensure_verify_state() {
     std::call_once(verify_once_, [&] {
       if (verify_state_ == nullptr) {  // a failed attempt may have allocated it
@@ -637,8 +653,7 @@ class cuda_backend final : public backend {
         check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
         verify_state_ = static_cast<detail::verify_state*>(state);
       }
-      check(cudaMemset(verify_state_, 0, sizeof(detail::verify_state)), "cudaMemset (verify state)", device_);
-      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (verify state)", device_);
+      zero_device(verify_state_, sizeof(detail::verify_state), "verify state");
       verify_ready_.store(true, std::memory_order_release);
     });
   }
@@ -650,7 +665,7 @@ class cuda_backend final : public backend {
         check(cudaMalloc(&counters, sizeof(detail::guard_counters)), "cudaMalloc (guard counters)", device_);
         guard_counters_ = static_cast<detail::guard_counters*>(counters);
       }
-      check(cudaMemset(guard_counters_, 0, sizeof(detail::guard_counters)), "cudaMemset (guard counters)", device_);
+      zero_device(guard_counters_, sizeof(detail::guard_counters), "guard counters");
       if (guard_ring_host_ == nullptr) {
         void* ring = nullptr;
         check(cudaHostAlloc(&ring, sizeof(detail::guard_ring), cudaHostAllocMapped), "cudaHostAlloc (guard ring)",
@@ -662,7 +677,6 @@ class cuda_backend final : public backend {
       void* device_ring = nullptr;
       check(cudaHostGetDevicePointer(&device_ring, ring, 0), "cudaHostGetDevicePointer (guard ring)", device_);
       guard_ring_device_ = static_cast<detail::guard_ring*>(device_ring);
-      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (guard counters)", device_);
       guard_ready_.store(true, std::memory_order_release);
     });
   }
