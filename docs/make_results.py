@@ -576,6 +576,19 @@ def section_replay(pg, bench, rb):
                     return "–"
                 return " / ".join(fmt(r.get(f"closed_{w}_per_1k_ops")) for w in why)
             pg.add(*table(head, [r for r in grid(wy) if any(c != "–" for c in r[1:])]))
+    if any(oi[0] and oi[0].get("device_query_ns_per_call") is not None for oi in rows.values()):
+        pg.add("", "The same calls timed where the pool makes them (bench's counting backend, since s32): ns "
+               "inside one event record / one event query, per call, stream-ordered. Against "
+               "`limit/epoch_event`, which makes the two back to back, this shows what the calls cost "
+               "amid the pool's own work (s32: an unsynchronized `cudaMemset` made every call 3-5x dearer).", "")
+
+        def ic(oi):
+            r = oi[0] if oi[0] else None
+            if not r or r.get("device_query_ns_per_call") is None:
+                return "–"
+            rec = r.get("device_record_ns_per_call")
+            return f"{fmt(rec) if rec is not None else '–'} / {fmt(r.get('device_query_ns_per_call'))}"
+        pg.add(*table(head, [r for r in grid(ic) if any(c != "–" for c in r[1:])]))
     base = {t: ns(rows.get((t, BASELINE), [None, None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
