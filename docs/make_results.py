@@ -543,6 +543,17 @@ def section_replay(pg, bench, rb):
                 return "–"
             return fmt(e) + (f" ({fmt(o - e)})" if o is not None else "")
         pg.add(*table(head, [r for r in grid(el) if any(c != "–" for c in r[1:])]))
+    def ordered_cells(key, intro, cell):
+        """A table of cell(row) per allocator and trace, stream-ordered, where the replay reported `key`."""
+        if not any(oi[0] and oi[0].get(key) is not None for oi in rows.values()):
+            return
+        pg.add("", intro, "")
+
+        def one(oi):
+            r = oi[0]
+            return cell(r) if r and r.get(key) is not None else "–"
+        pg.add(*table(head, [r for r in grid(one) if any(c != "–" for c in r[1:])]))
+
     epoch = bench.series("limit", "").get("epoch_event", {})  # items per second
     epoch_ns = 1e9 / epoch[1] if epoch.get(1) else None
     if epoch_ns and any(oi[0] and oi[0].get("events_per_op") is not None for oi in rows.values()):
@@ -565,30 +576,18 @@ def section_replay(pg, bench, rb):
             return f"{fmt(1000 * e)} / {fmt(1000 * q) if q is not None else '–'} ({fmt(e * epoch_ns)})"
         pg.add(*table(head, [r for r in grid(ep) if any(c != "–" for c in r[1:])]))
         why = ("full", "bytes", "slow_path", "other")
-        if any(oi[0] and oi[0].get("closed_full_per_1k_ops") is not None for oi in rows.values()):
-            pg.add("", "Why the epochs closed, per 1000 operations (`stats().epochs_closed_*`): full (`epoch_batch` "
-                   "frees) / bytes (large frees reached a sixteenth of the mapped bytes) / slow path (a miss, or a "
-                   "wait, closed every open epoch) / other (flushes, donations):", "")
-
-            def wy(oi):
-                r = oi[0] if oi[0] else None
-                if not r or r.get("closed_full_per_1k_ops") is None:
-                    return "–"
-                return " / ".join(fmt(r.get(f"closed_{w}_per_1k_ops")) for w in why)
-            pg.add(*table(head, [r for r in grid(wy) if any(c != "–" for c in r[1:])]))
-    if any(oi[0] and oi[0].get("device_query_ns_per_call") is not None for oi in rows.values()):
-        pg.add("", "The same calls timed where the pool makes them (bench's counting backend, since s32): ns "
-               "inside one event record / one event query, per call, stream-ordered. Against "
-               "`limit/epoch_event`, which makes the two back to back, this shows what the calls cost "
-               "amid the pool's own work (s32: an unsynchronized `cudaMemset` made every call 3-5x dearer).", "")
-
-        def ic(oi):
-            r = oi[0] if oi[0] else None
-            if not r or r.get("device_query_ns_per_call") is None:
-                return "–"
-            rec = r.get("device_record_ns_per_call")
-            return f"{fmt(rec) if rec is not None else '–'} / {fmt(r.get('device_query_ns_per_call'))}"
-        pg.add(*table(head, [r for r in grid(ic) if any(c != "–" for c in r[1:])]))
+        ordered_cells("closed_full_per_1k_ops",
+                      "Why the epochs closed, per 1000 operations (`stats().epochs_closed_*`): full (`epoch_batch` "
+                      "frees) / bytes (large frees reached a sixteenth of the mapped bytes) / slow path (a miss, or a "
+                      "wait, closed every open epoch) / other (flushes, donations):",
+                      lambda r: " / ".join(fmt(r.get(f"closed_{w}_per_1k_ops")) for w in why))
+    ordered_cells("device_query_ns_per_call",
+                  "The same calls timed where the pool makes them (bench's counting backend, since s32): ns "
+                  "inside one event record / one event query, per call, stream-ordered. Against "
+                  "`limit/epoch_event`, which makes the two back to back, this shows what the calls cost "
+                  "amid the pool's own work (s32: an unsynchronized `cudaMemset` made every call 3-5x dearer).",
+                  lambda r: f"{fmt(r.get('device_record_ns_per_call')) if r.get('device_record_ns_per_call') is not None else '–'}"
+                            f" / {fmt(r.get('device_query_ns_per_call'))}")
     base = {t: ns(rows.get((t, BASELINE), [None, None, None])[0]) for t in traces}
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
