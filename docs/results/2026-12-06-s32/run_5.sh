@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# s32 call 5 (device), run_4.sh cut to the device time left (394 s with the machine's start):
+# s32 call 5 (device; never ran), cut to the device time left (394 s with the machine's start):
 # probe6 in two orders, limit/epoch_event, backend_test (the lazy verify state and guard ring, now
 # zeroed and synchronized once), the injected faults (which the verify kernels must catch: stress
-# exit 1), then one round of run_4.sh's replay A/B of the heap's walk for runs.
+# exit 1), then one round of a replay A/B of the heap's walk for runs (.bundle against .bundle_s32b,
+# the same library without it): lm_infer_varseq and transformer_lm_train, stream-ordered and /elided.
 #   bash docs/results/2026-12-06-s32/run_5.sh   (OUT; carry .bundle, .bundle_s32b, .bundle_base_slim)
 set -u
 out=${OUT:-/tmp/s32_5}
