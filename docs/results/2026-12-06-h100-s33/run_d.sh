@@ -9,7 +9,7 @@ set -u
 out=${OUT:-/tmp/s33_d}
 mkdir -p "$out/ab/traces" "$out/pair_ab"
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-SERVE_ROUNDS=3 SERVE_KINDS=mixed SERVE_THREADS='16|64' SERVE_ALLOCATORS='stream lockfree tls mutex none' \
+SERVE_ROUNDS=3 SERVE_KINDS=mixed SERVE_THREADS='16|64' SERVE_ALLOCATORS=${SERVE_ALLOCATORS:-'stream lockfree tls mutex none'} \
   bash .bundle/gpu-run "$out" ${SERVE_SECONDS:-150} serve:60
 timeout 45 bash docs/results/2026-12-05-h100-s30/pair_ab.sh "$out/pair_ab" .bundle .bundle_main > "$out/pair_ab/pair_ab.log" 2>&1
 echo "pair_ab: exit $?" >> "$out/gpu-run.log"
