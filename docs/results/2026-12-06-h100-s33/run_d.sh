@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# s33 call D (device), the same bundle as run_a.sh, with what call A-C left open: serve/mixed at 16
+# s33 call D (device; never ran: no machine could be started, then no device time was left), the same bundle as run_a.sh, with what call A-C left open: serve/mixed at 16
 # and 64 threads in three rounds (call A had one: the stream variant at 0.80 and 0.74 of the best)
 # for stream, lockfree, tls, mutex and the no-allocator ceiling; pair_ab.sh again (call B: pair/stream
 # at 1 thread 1.18x main's); the heap A/B of run_c.sh in two more rounds (call C's one round: every
