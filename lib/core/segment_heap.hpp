@@ -282,8 +282,10 @@ class segment_heap {
   // the caller could not use (growth for a slab beside a pending range). Set there (and at any
   // refused merge); cleared by a find_run that met no pending extent with a free neighbour. With
   // one stream, place() walks pending_ for runs only while it is set (s32: the walk cost
-  // lm_infer_varseq's elided replay 17 of 631 instructions and 0.62 of 3.69 mispredicted branches
-  // per operation, callgrind); otherwise it adds the stale entries to stale_seen_, as the walk would.
+  // lm_infer_varseq's elided replay 17 of 631 instructions per operation, callgrind; its branch
+  // simulator's mispredicts, 3.69 -> 3.26, move with code layout too: in s33 a change elsewhere in
+  // this file moved those of bench's replay loop, untouched, by half); otherwise it adds the stale
+  // entries to stale_seen_, as the walk would.
   mutable bool runs_possible_ = false;
   // GUARDED_BY(mutex_); the entries of pending_ whose extent is not free (what find_run's walk
   // counts as stale): counted by remove_free and insert_free, 0 after prune_pending.
