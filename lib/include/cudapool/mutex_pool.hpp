@@ -1,7 +1,9 @@
 // cudapool/mutex_pool.hpp - the reference variant: one lock per size class around a LIFO free list.
 //
 // Every other variant is measured against this one. Growth happens outside the class lock
-// (basic_pool's slow path calls pool_core::grow with no list lock held).
+// (basic_pool's slow path calls pool_core::grow with no list lock held). The lock is the core's
+// word_lock (a futex mutex in one word, as the segment heap's): like std::mutex it sleeps when
+// taken and does not spin, without pthread's calls around its one atomic each way.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <string_view>
 
 #include <cudapool/detail/core/basic_pool.hpp>
+#include <cudapool/detail/core/word_lock.hpp>
 
 namespace cudapool {
 
@@ -44,7 +47,7 @@ class mutex_free_lists {
 
  private:
   struct alignas(64) list {
-    mutable std::mutex mutex;
+    mutable core::word_lock mutex;
     block_index head = no_block;  // GUARDED_BY(mutex)
     std::size_t count = 0;        // GUARDED_BY(mutex)
   };
