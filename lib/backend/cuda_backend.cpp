@@ -619,7 +619,6 @@ class cuda_backend final : public backend {
     }
   }
 
-  // Frees what the constructor allocated (any prefix of it); noexcept paths only report.
   // The verify kernels' state and the guard kernels' counters and ring, made on first use (a
   // verify launch, a guard check): what only the stress harness and the debug options use costs a
   // pool that uses neither nothing. The device memory is zeroed by zero_device (a stream of its
@@ -631,6 +630,7 @@ class cuda_backend final : public backend {
   // the constructor did that, so every pool's epochs paid it). No device-wide synchronize: a first
   // guard check does not wait for other streams' work (GuardFailuresArriveWithoutSynchronizing).
   // std::call_once: a failure throws to the caller and leaves them to be made by a later call.
+
   // Zeroes `bytes` of device memory and returns once done: cudaMemsetAsync on a non-blocking stream
   // made for it, which is synchronized and destroyed. Under the device guard.
   void zero_device(void* p, std::size_t bytes, const char* what) const {
@@ -646,41 +646,43 @@ class cuda_backend final : public backend {
     check(status, (std::string(call) + " (" + what + ")").c_str(), device_);
   }
 
+  // *slot: a zeroed T in device memory, allocated unless a failed earlier attempt left one.
+  template <class T>
+  void make_zeroed(T*& slot, const char* what) {
+    if (slot == nullptr) {
+      void* p = nullptr;
+      check(cudaMalloc(&p, sizeof(T)), (std::string("cudaMalloc (") + what + ")").c_str(), device_);
+      slot = static_cast<T*>(p);
+    }
+    zero_device(slot, sizeof(T), what);
+  }
+
   void ensure_verify_state() {
     std::call_once(verify_once_, [&] {
-      if (verify_state_ == nullptr) {  // a failed attempt may have allocated it
-        void* state = nullptr;
-        check(cudaMalloc(&state, sizeof(detail::verify_state)), "cudaMalloc (verify state)", device_);
-        verify_state_ = static_cast<detail::verify_state*>(state);
-      }
-      zero_device(verify_state_, sizeof(detail::verify_state), "verify state");
+      make_zeroed(verify_state_, "verify state");
       verify_ready_.store(true, std::memory_order_release);
     });
   }
 
   void ensure_guard_state() {
     std::call_once(guard_once_, [&] {
-      if (guard_counters_ == nullptr) {  // a failed attempt may have allocated them
-        void* counters = nullptr;
-        check(cudaMalloc(&counters, sizeof(detail::guard_counters)), "cudaMalloc (guard counters)", device_);
-        guard_counters_ = static_cast<detail::guard_counters*>(counters);
-      }
-      zero_device(guard_counters_, sizeof(detail::guard_counters), "guard counters");
+      make_zeroed(guard_counters_, "guard counters");
       if (guard_ring_host_ == nullptr) {
         void* ring = nullptr;
         check(cudaHostAlloc(&ring, sizeof(detail::guard_ring), cudaHostAllocMapped), "cudaHostAlloc (guard ring)",
               device_);
         guard_ring_host_ = static_cast<detail::guard_ring*>(ring);
       }
-      void* ring = guard_ring_host_;
       std::memset(guard_ring_host_, 0, sizeof(detail::guard_ring));  // host memory: before any launch
       void* device_ring = nullptr;
-      check(cudaHostGetDevicePointer(&device_ring, ring, 0), "cudaHostGetDevicePointer (guard ring)", device_);
+      check(cudaHostGetDevicePointer(&device_ring, guard_ring_host_, 0), "cudaHostGetDevicePointer (guard ring)",
+            device_);
       guard_ring_device_ = static_cast<detail::guard_ring*>(device_ring);
       guard_ready_.store(true, std::memory_order_release);
     });
   }
 
+  // Frees what ensure_verify_state and ensure_guard_state made (any part of it); only reports.
   void release_device_state() noexcept {
     if (guard_ring_host_ != nullptr) report_failure(cudaFreeHost(guard_ring_host_), "cudaFreeHost (guard ring)", device_);
     if (guard_counters_ != nullptr) report_failure(cudaFree(guard_counters_), "cudaFree (guard counters)", device_);

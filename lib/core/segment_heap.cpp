@@ -437,8 +437,9 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // scan of pending_ below cost a single-stream replay of lm_train 1.3-1.6x its time per operation
   // on the H200, docs/results/2026-12-02-h200-s10 call d).
   if (behind != nullptr && r.first != none && multi_stream_.load(std::memory_order_relaxed)) {
-    // Eight times: each named stream costs the caller an event (1.7 us on an H200 before s32's backend fix, 0.5 since). On mlp_4stream
-    // twice gave 1.028x the live peak for 1.5x the events, eight times 1.04-1.07x for 1.1-1.25x.
+    // Eight times: each named stream costs the caller an event (1.7 us on an H200 before s32's
+    // backend fix, 0.5 since). On mlp_4stream twice gave 1.028x the live peak for 1.5x the events,
+    // eight times 1.04-1.07x for 1.1-1.25x.
     if (const std::size_t hole = hole_bytes(r.first); hole >= 8 * size) {
       *behind = tighter_behind_epoch(size, alignment, use, hole);
       if (*behind != nullptr) return nullptr;
@@ -532,8 +533,6 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
   *hole = best_bytes;
   return best;
 }
-
-
 
 // Whether a tagged extent lies in [first, id) (walking right from first): the run starting at first
 // was then already considered from that extent.
