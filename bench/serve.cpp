@@ -177,6 +177,7 @@ void serve(benchmark::State& state, run_context& ctx, const allocator_config& co
     if (auto st = c.alloc->stats()) {
       stream_waits_counter(state, *st);
       pool_activity_counters(state, *st);
+      close_reason_counters(state, *st, static_cast<double>(st->allocs), "per_1k_allocs");
       device_call_counters(state, c, static_cast<double>(st->allocs) / 1000.0, "per_1k_allocs");
     }
     pool_reserved_counter(state, c);

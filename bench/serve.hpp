@@ -25,6 +25,7 @@
 // Counters: items_per_second = requests/s over all threads; failures = results the device saw
 // wrong (cuda: requests; sim: verify ranges, two per request), read once after the run; pools:
 // stream_waits_per_1k_allocs = 1000 x stats().stream_waits / allocs, pool_activity_counters,
+// closed_<full|bytes|slow_path|other>_per_1k_allocs (why the epochs closed: close_reason_counters),
 // device_records|queries|waits_per_1k_allocs (the pool's own calls to the device, through a
 // counting_backend: the request's work is not counted), reserved_MiB.
 // A cudapool variant with failures is a bug (a block handed out while the device still used it):

@@ -469,14 +469,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
       pool_activity_counters(state, *st);
       // x limit/epoch_event's ns: what the epochs of the stream-ordered frees cost per operation.
       state.counters["events_per_op"] = static_cast<double>(st->events_recorded) / static_cast<double>(replayed);
-      // Why they closed, per 1000 operations (pool_stats::epochs_closed_*).
-      const std::pair<const char*, std::uint64_t> closed[] = {{"full", st->epochs_closed_full},
-                                                                 {"bytes", st->epochs_closed_bytes},
-                                                                 {"slow_path", st->epochs_closed_slow_path},
-                                                                 {"other", st->epochs_closed_other}};
-      for (const auto& [why, n] : closed) {
-        state.counters[std::string("closed_") + why + "_per_1k_ops"] = 1000.0 * static_cast<double>(n) / static_cast<double>(replayed);
-      }
+      close_reason_counters(state, *st, static_cast<double>(replayed), "per_1k_ops");  // why they closed
     }
     device_call_counters(state, c, static_cast<double>(replayed), "per_op");
     // The floor of non-moving best fit at 2 MiB pages (fit_floor.hpp), for whole passes.
