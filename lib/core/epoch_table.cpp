@@ -30,12 +30,12 @@ void epoch_table::defer(block_index b, stream_ref s) noexcept {
   try {
     // Through the calling thread's cache, as the marks find theirs: no map lookup under the lock.
     stream_state& se = state_of(s);
-    shard_lock lock(shard.mutex);
+    std::lock_guard lock(shard.mutex);
     se.open.push_back(b);
     const size_class c = blocks_[b].size_class();
     se.open_classes.set(c);
     ++shard.pending_blocks[c];
-    if (full(se)) close_now(shard, lock, se, close_reason::full);
+    if (full(se)) close_locked(shard, se, close_reason::full);
   } catch (const std::exception& e) {
     // The block stays in the open epoch (or, if even that failed, it stays pending and is lost to
     // this pool, reported here); a later close retries the event.
@@ -57,13 +57,8 @@ epoch_table::stream_state& epoch_table::state_of_uncached(stream_ref s) {
 }
 
 epoch_table::stream_state& epoch_table::state_locked(epoch_shard& shard, stream_ref s) {
-  const auto [it, fresh] = shard.streams.try_emplace(s.native());
-  stream_state& se = it->second;
-  if (fresh) {
-    se.stream = s;  // written once: a close reads it without the lock
-    se.shard_next = shard.first;
-    shard.first = &se;
-  }
+  stream_state& se = shard.streams[s.native()];
+  se.stream = s;
   if (!shard.has_streams.load(std::memory_order_relaxed)) shard.has_streams.store(true, std::memory_order_relaxed);
   return se;
 }
@@ -73,10 +68,10 @@ epoch_table::stream_state& epoch_table::state_locked(epoch_shard& shard, stream_
 // or four lock pairs of a stream-ordered large free and its reuse.
 stream_tag epoch_table::mark_stream_free_locked(stream_ref s, stream_state& se, std::uint64_t seq) {
   epoch_shard& shard = shard_of(s);
-  shard_lock lock(shard.mutex);
-  if (seq == 0) seq = mark_locked(se);  // the count was full
+  std::lock_guard lock(shard.mutex);
+  if (seq == 0) seq = mark_locked(se);  // after the close that was under way
   if (open_seq(se) == seq && full(se)) {
-    close_or_report(shard, lock, se, close_reason::full);  // on failure the mark stays in the open epoch
+    close_or_report(shard, se, close_reason::full);  // on failure the mark stays in the open epoch
   }
   return stream_tag{&se.completed, seq, s.native(), true};
 }
@@ -91,10 +86,10 @@ void epoch_table::unmark_stream_free(stream_ref s, const stream_tag& tag) noexce
 
 void epoch_table::close_ranges_of(stream_ref s, close_reason why) noexcept {
   epoch_shard& shard = shard_of(s);
-  shard_lock lock(shard.mutex);
+  std::lock_guard lock(shard.mutex);
   const auto it = shard.streams.find(s.native());
   if (it == shard.streams.end() || open_marks(it->second) == 0) return;
-  close_or_report(shard, lock, it->second, why);
+  close_or_report(shard, it->second, why);
 }
 
 void epoch_table::close_epoch_of_ranges(stream_ref s) noexcept { close_ranges_of(s, close_reason::full); }
@@ -113,55 +108,37 @@ void epoch_table::note_mark_bytes(stream_ref s, stream_state& se, const stream_t
   const std::size_t now = se.open_mark_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   if (now < heap_.mapped_bytes() / mark_close_share) return;
   epoch_shard& shard = shard_of(s);
-  shard_lock lock(shard.mutex);
+  std::lock_guard lock(shard.mutex);
   if (open_seq(se) != tag.epoch) return;  // closed meanwhile
   if (se.open_mark_bytes.load(std::memory_order_relaxed) < heap_.mapped_bytes() / mark_close_share) return;
-  close_or_report(shard, lock, se, close_reason::bytes);
+  close_or_report(shard, se, close_reason::bytes);
 }
 
 bool epoch_table::full(const stream_state& se) const noexcept {
   return se.open.size() + open_marks(se) >= epoch_batch_;
 }
 
-void epoch_table::close_or_report(epoch_shard& shard, shard_lock& lock, stream_state& se, close_reason why) noexcept {
+void epoch_table::close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept {
   try {
-    close_now(shard, lock, se, why);
+    close_locked(shard, se, why);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudapool: closing an epoch failed: %s\n", e.what());  // a later close retries
   }
 }
 
-bool epoch_table::close_now(epoch_shard& shard, shard_lock& lock, stream_state& se, close_reason why) {
-  if (!begin_close(se)) return false;
+void epoch_table::close_locked(epoch_shard& shard, stream_state& se, close_reason why) {
+  if (!close_epoch(&device_, se)) return;  // record the event, then publish the epoch
   if (se.open.capacity() < se.spare.capacity()) se.open.swap(se.spare);  // both empty now
   se.open_classes.reset();
-  lock.unlock();
-  event_handle e{};
-  try {
-    e = record_closing(&device_, se);
-  } catch (...) {
-    lock.lock();
-    const std::size_t n = se.closing_epoch.items.size();
-    try {
-      abort_close(se);
-      for (const block_index b : se.open) se.open_classes.set(blocks_[b].size_class());
-    } catch (const std::exception& oom) {
-      std::fprintf(stderr, "cudapool: %zu blocks freed on a stream are lost to the pool (%s)\n", n, oom.what());
-    }
-    throw;
-  }
-  lock.lock();
-  end_close(se, e);
   add_closed(shard, 1);
   closed_epochs_.fetch_add(1, std::memory_order_relaxed);
   epochs_closed_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
-  return true;
 }
 
 bool epoch_table::defer_chain(block_chain chain, stream_ref s) noexcept {
   if (chain.empty()) return true;
   epoch_shard& shard = shard_of(s);
-  shard_lock lock(shard.mutex);
+  std::lock_guard lock(shard.mutex);
   stream_state* found = nullptr;
   try {  // everything that allocates, before any block changes
     found = &state_locked(shard, s);
@@ -180,7 +157,7 @@ bool epoch_table::defer_chain(block_chain chain, stream_ref s) noexcept {
     ++shard.pending_blocks[e.size_class()];
     b = e.next.load(std::memory_order_relaxed);
   }
-  close_or_report(shard, lock, se, close_reason::other);
+  close_or_report(shard, se, close_reason::other);
   return true;
 }
 
@@ -200,18 +177,9 @@ void epoch_table::order_after(stream_ref waiter, stream_ref producer) {
 void epoch_table::flush_stream(stream_ref s) {
   {
     epoch_shard& shard = shard_of(s);
-    shard_lock lock(shard.mutex);
+    std::lock_guard lock(shard.mutex);
     auto it = shard.streams.find(s.native());
-    if (it != shard.streams.end()) {
-      stream_state& se = it->second;
-      // s may be destroyed once this returns: no other thread's record on it may still run.
-      while (se.closing) {
-        lock.unlock();
-        std::this_thread::yield();
-        lock.lock();
-      }
-      close_now(shard, lock, se, close_reason::other);
-    }
+    if (it != shard.streams.end()) close_locked(shard, it->second, close_reason::other);
   }
   heap_.forget_stream(s.native());  // the handle may name another stream once s is destroyed
 }
@@ -222,10 +190,12 @@ std::size_t epoch_table::close_epochs_if(Predicate&& close) {
   for (std::size_t i = 0; i < shard_count; ++i) {
     epoch_shard& shard = shards_[i];
     if (!shard.has_streams.load(std::memory_order_relaxed)) continue;  // no lock to take
-    shard_lock lock(shard.mutex);
-    // The list, not the map: close_now releases the lock while it records.
-    for (stream_state* se = shard.first; se != nullptr; se = se->shard_next) {
-      if (close(se->stream.native(), *se) && close_now(shard, lock, *se, close_reason::slow_path)) ++n;
+    std::lock_guard lock(shard.mutex);
+    for (auto& [key, se] : shard.streams) {
+      if (!close(key, se)) continue;
+      const std::size_t before = shard.closed.load(std::memory_order_relaxed);
+      close_locked(shard, se, close_reason::slow_path);
+      n += shard.closed.load(std::memory_order_relaxed) - before;
     }
   }
   return n;
@@ -256,10 +226,6 @@ block_index epoch_table::take_from_own_epochs(size_class c, stream_ref s) noexce
   if (se.open_classes[c]) {
     if (const block_index b = take(se.open); b != no_block) return b;
     se.open_classes.reset(c);
-  }
-  // The epoch another thread is closing: its blocks wait for the lock, untouched, until it ends.
-  if (se.closing) {
-    if (const block_index b = take(se.closing_epoch.items); b != no_block) return b;
   }
   // Closed epochs, the latest first: their events may still be pending (a miss right after a
   // close), but stream order protects s as for the open epoch. The search is bounded (a stream far
@@ -337,15 +303,9 @@ std::size_t epoch_table::poll_before_growth(free_list_sink& sink, poll_deadline&
   return 0;
 }
 
-// Closes se's open epoch and blocks until its closed epochs completed; `lock` holds the shard's
-// lock on entry and on return.
-std::size_t epoch_table::wait_locked(epoch_shard& shard, shard_lock& lock, stream_state& se, std::vector<block_index>& done) {
-  while (se.closing) {  // another thread's close: its epoch joins `closed` first
-    lock.unlock();
-    std::this_thread::yield();
-    lock.lock();
-  }
-  close_now(shard, lock, se, close_reason::slow_path);
+// Closes se's open epoch and blocks until its closed epochs completed; under the shard's lock.
+std::size_t epoch_table::wait_locked(epoch_shard& shard, stream_state& se, std::vector<block_index>& done) {
+  close_locked(shard, se, close_reason::slow_path);
   std::size_t epochs = 0;
   for (epoch& ep : se.closed) {
     device_.wait(ep.event);
@@ -361,8 +321,8 @@ std::size_t epoch_table::wait_pending(free_list_sink& sink) {
   std::size_t epochs = 0;
   for (std::size_t i = 0; i < shard_count; ++i) {
     epoch_shard& shard = shards_[i];
-    shard_lock lock(shard.mutex);
-    for (stream_state* se = shard.first; se != nullptr; se = se->shard_next) epochs += wait_locked(shard, lock, *se, done);
+    std::lock_guard lock(shard.mutex);
+    for (auto& [key, se] : shard.streams) epochs += wait_locked(shard, se, done);
   }
   release_items(done, sink);
   return epochs;
@@ -373,9 +333,9 @@ std::size_t epoch_table::wait_stream(stream_ref s, free_list_sink& sink) {
   std::size_t epochs = 0;
   {
     epoch_shard& shard = shard_of(s);
-    shard_lock lock(shard.mutex);
+    std::lock_guard lock(shard.mutex);
     const auto it = shard.streams.find(s.native());
-    if (it != shard.streams.end()) epochs = wait_locked(shard, lock, it->second, done);
+    if (it != shard.streams.end()) epochs = wait_locked(shard, it->second, done);
   }
   release_items(done, sink);
   return epochs;
@@ -431,7 +391,7 @@ std::uint64_t epoch_table::pending_stream_of(block_index b) const {
       auto has = [&](const std::vector<block_index>& items) {
         return std::find(items.begin(), items.end(), b) != items.end();
       };
-      bool found = has(se.open) || has(se.closing_epoch.items);
+      bool found = has(se.open);
       for (const epoch& ep : se.closed) found = found || has(ep.items);
       if (found) return se.stream.native() == nullptr ? 0 : device_.stream_id(se.stream);
     }

@@ -17,9 +17,8 @@
 // PyTorch process, docs/design.md, "Epochs of one stream").
 //
 // Thread-safety: every public member function is thread-safe. A stream's records are under its
-// shard's mutex (16 shards, so that threads freeing on different streams share no lock), which no
-// thread holds while the driver records an event (epoch_protocol.hpp's begin_close, end_close); a
-// large free's mark takes no lock unless its epoch is full (epoch_protocol.hpp's try_mark).
+// shard's mutex (16 shards, so that threads freeing on different streams share no lock); a large
+// free's mark takes no lock unless its epoch is full or closing (epoch_protocol.hpp's try_mark).
 #pragma once
 
 #include <atomic>
@@ -114,8 +113,7 @@ class epoch_table {
   // Makes work enqueued on `waiter` from now on wait for the work enqueued on `producer` so far
   // (one event, a device-side wait: no host synchronisation).
   void order_after(stream_ref waiter, stream_ref producer);
-  // Records the event of s's open epoch now (call before destroying a stream you freed on); first
-  // waits for another thread's record on s to end.
+  // Records the event of s's open epoch now (call before destroying a stream you freed on).
   void flush_stream(stream_ref s);
 
   // ---- closing epochs ------------------------------------------------------------------------
@@ -204,10 +202,6 @@ class epoch_table {
   using stream_epochs = basic_stream_epochs<std_atomics, stream_ref, event_handle, std::vector<block_index>, std::deque>;
   using epoch = stream_epochs::epoch;
   struct stream_state : stream_epochs {
-    // The shard's next stream (a list that only grows at its head, under the lock): walks that
-    // release the lock while they record (close_epochs_if, wait_pending) follow it, where the
-    // map's iterators would not survive an insertion meanwhile.
-    stream_state* shard_next = nullptr;
     std::bitset<max_size_classes> open_classes;
     // A collected epoch's storage, empty, for the next open epoch: closing moves `open` into the
     // epoch, and without it every epoch of 64 frees grew a new vector (seven allocations, seven
@@ -219,7 +213,6 @@ class epoch_table {
   struct alignas(64) epoch_shard {
     mutable word_lock mutex;  // a stream-ordered block free (defer) and its reuse (a refill) take it
     std::unordered_map<void*, stream_state> streams;  // GUARDED_BY(mutex)
-    stream_state* first = nullptr;                     // the newest of `streams`; GUARDED_BY(mutex)
     std::vector<std::size_t> pending_blocks;           // per class; GUARDED_BY(mutex)
     // Closed epochs not yet reclaimed. Written under the mutex; reclaim() reads it without the
     // lock to pass over a shard with none (a close it misses is one the reclaim could as well have
@@ -254,23 +247,17 @@ class epoch_table {
   enum class close_reason : std::uint8_t { full, bytes, slow_path, other, count };
   // Whether se's open epoch holds epoch_batch frees: its blocks and its marks.
   [[nodiscard]] bool full(const stream_state& se) const noexcept;
-  using shard_lock = std::unique_lock<word_lock>;
-  // Closes se's open epoch (epoch_protocol.hpp's three steps): `lock` holds the shard's mutex on
-  // entry and on return, and is released while the event is recorded. False when nothing closed
-  // (nothing open, or another thread's close of the stream under way). A failed record throws, its
-  // blocks and marks back in the open epoch (a later close retries).
-  bool close_now(epoch_shard& shard, shard_lock& lock, stream_state& se, close_reason why);
-  // close_now where the caller cannot fail: an error is printed, the epoch stays open and a
+  void close_locked(epoch_shard& shard, stream_state& se, close_reason why);
+  // close_locked where the caller cannot fail: an error is printed, the epoch stays open and a
   // later close retries its event.
-  void close_or_report(epoch_shard& shard, shard_lock& lock, stream_state& se, close_reason why) noexcept;
+  void close_or_report(epoch_shard& shard, stream_state& se, close_reason why) noexcept;
   void close_ranges_of(stream_ref s, close_reason why) noexcept;
   // Closes (slow_path) the open epochs of every stream for which close(key, state) holds.
   template <class Predicate>
   std::size_t close_epochs_if(Predicate&& close);
   void collect_locked(epoch_shard& shard, stream_state& se, epoch& ep, std::vector<block_index>& done);
-  // Closes se's open epoch and blocks until its closed epochs completed (wait_pending, wait_stream);
-  // first waits for another thread's close of the stream (its epoch too). `lock` as close_now's.
-  std::size_t wait_locked(epoch_shard& shard, shard_lock& lock, stream_state& se, std::vector<block_index>& done);
+  // Closes se's open epoch and blocks until its closed epochs completed (wait_pending, wait_stream).
+  std::size_t wait_locked(epoch_shard& shard, stream_state& se, std::vector<block_index>& done);
   // Blocks of completed epochs: pending -> free, chained per class for the sink.
   void release_items(std::vector<block_index>& items, free_list_sink& sink);
 
@@ -309,9 +296,8 @@ void epoch_table::add_holdings(oom_report& r, const std::vector<std::pair<const 
         for (const block_index b : items) h.pending_bytes += class_bytes(blocks_[b].size_class());
       };
       count(se.open);
-      count(se.closing_epoch.items);
       for (const epoch& ep : se.closed) count(ep.items);
-      h.pending_epochs = se.closed.size() + (se.open.empty() ? 0 : 1) + (se.closing ? 1 : 0);
+      h.pending_epochs = se.closed.size() + (se.open.empty() ? 0 : 1);
       if (h.pending_bytes == 0) continue;  // only streams that hold something (and so are alive)
       h.stream_id = se.stream.native() == nullptr ? 0 : device_.stream_id(se.stream);
       r.streams.push_back(h);

@@ -7,12 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <memory>
-#include <thread>
 #include <vector>
-
-#include <cudapool/detail/core/thread_stream_cache.hpp>
 
 namespace cudapool::core {
 namespace {
@@ -244,129 +240,6 @@ TEST(EpochTable, OrderAfterMakesTheWaiterWaitOnTheDevice) {
   EXPECT_EQ(st.stream_waits, 1u);
   EXPECT_EQ(st.events_recorded, 1u);
   f.finish({producer, waiter});
-}
-
-// A backend whose record() on one chosen stream blocks until the test opens the gate: a driver
-// call that takes long (40-180 us on an H100 while 16-64 threads launch work). Everything else
-// goes to a sim backend.
-class gated_backend final : public backend {
- public:
-  explicit gated_backend(std::shared_ptr<sim_backend> inner) : inner_(std::move(inner)) {}
-  void gate(stream_ref s) { gated_ = s; }
-  // Blocks until a record on the gated stream has started.
-  void wait_until_recording() { started_.get_future().wait(); }
-  void open() { opened_.set_value(); }
-
-  std::string_view name() const noexcept override { return "gated"; }
-  int device() const noexcept override { return inner_->device(); }
-  void* allocate_chunk(std::size_t bytes) override { return inner_->allocate_chunk(bytes); }
-  void free_chunk(void* c, std::size_t bytes) noexcept override { inner_->free_chunk(c, bytes); }
-  std::size_t chunk_bytes() const noexcept override { return inner_->chunk_bytes(); }
-  std::size_t memory_bytes() const noexcept override { return inner_->memory_bytes(); }
-  std::size_t page_bytes() const noexcept override { return inner_->page_bytes(); }
-  void* reserve_address(std::size_t bytes, std::size_t alignment) override { return inner_->reserve_address(bytes, alignment); }
-  void release_address(void* base, std::size_t bytes) noexcept override { inner_->release_address(base, bytes); }
-  bool map(void* p, std::size_t bytes) override { return inner_->map(p, bytes); }
-  void unmap(void* p, std::size_t bytes) noexcept override { inner_->unmap(p, bytes); }
-  stream_ref create_stream() override { return inner_->create_stream(); }
-  void destroy_stream(stream_ref s) override { inner_->destroy_stream(s); }
-  std::uint64_t stream_id(stream_ref s) override { return inner_->stream_id(s); }
-  int stream_device(stream_ref s) override { return inner_->stream_device(s); }
-  void synchronize(stream_ref s) override { inner_->synchronize(s); }
-  void synchronize_device() override { inner_->synchronize_device(); }
-  bool query_stream(stream_ref s) override { return inner_->query_stream(s); }
-  event_handle acquire_event() override { return inner_->acquire_event(); }
-  void release_event(event_handle e) noexcept override { inner_->release_event(e); }
-  void record(event_handle e, stream_ref s) override {
-    if (s == gated_ && !recorded_once_) {
-      recorded_once_ = true;
-      started_.set_value();
-      opened_.get_future().wait();
-    }
-    inner_->record(e, s);
-  }
-  bool query(event_handle e) override { return inner_->query(e); }
-  void wait(event_handle e) override { inner_->wait(e); }
-  void stream_wait(stream_ref waiter, event_handle e) override { inner_->stream_wait(waiter, e); }
-  void fill(stream_ref s, void* p, std::size_t bytes, std::uint32_t pattern) override { inner_->fill(s, p, bytes, pattern); }
-  void verify(stream_ref s, const void* p, std::size_t bytes, std::uint32_t pattern) override { inner_->verify(s, p, bytes, pattern); }
-  void spin(stream_ref s, std::chrono::nanoseconds d) override { inner_->spin(s, d); }
-  verify_report verification_report() override { return inner_->verification_report(); }
-  void fill_guard(stream_ref s, void* p, std::size_t bytes, std::uint8_t pattern) override { inner_->fill_guard(s, p, bytes, pattern); }
-  void check_guard(stream_ref s, const void* p, std::size_t bytes, std::uint8_t pattern, std::uint64_t tag) override {
-    inner_->check_guard(s, p, bytes, pattern, tag);
-  }
-  std::vector<guard_failure> take_guard_failures() override { return inner_->take_guard_failures(); }
-  void* register_heap(void* base, std::size_t bytes) override { return inner_->register_heap(base, bytes); }
-  void unregister_heap(void* heap) noexcept override { inner_->unregister_heap(heap); }
-  void register_region(void* heap, const void* p, std::size_t bytes) override { inner_->register_region(heap, p, bytes); }
-  void unregister_region(void* heap, const void* p) noexcept override { inner_->unregister_region(heap, p); }
-
- private:
-  std::shared_ptr<sim_backend> inner_;
-  stream_ref gated_{};
-  bool recorded_once_ = false;  // the recording thread's own
-  std::promise<void> started_;
-  std::promise<void> opened_;
-};
-
-// No shard lock is held while the driver records an epoch's event: while one thread's record on
-// stream s hangs, another thread frees on a stream of the same shard, and s's own blocks in the
-// closing epoch are still reusable on s. flush_stream(s) waits for that record (s may be destroyed
-// after it). With the record under the shard's lock (before s34) the free on t waited for it.
-TEST(EpochTable, NoShardLockIsHeldWhileAnEventIsRecorded) {
-  pool_options o;
-  o.epoch_batch = 2;
-  auto sim = std::shared_ptr<sim_backend>(make_sim_backend());
-  gated_backend device(sim);
-  block_table blocks;
-  blocks.grow_to(64);
-  segment_heap heap{device, segment_heap::config{}};
-  counting_observer observer;
-  epoch_table table(device, blocks, heap, class_count, o, observer);
-  auto pending = [&](block_index b, size_class c) {
-    blocks[b].address_and_class = (std::uint64_t{b + 1} << 16) | c;
-    blocks[b].meta.store(block_entry::pack(block_state::pending, 0));
-    return b;
-  };
-  const stream_ref s = sim->create_stream();
-  std::vector<stream_ref> others;  // streams made until one shares s's shard
-  stream_ref t{};
-  while (t == stream_ref{}) {
-    const stream_ref c = sim->create_stream();
-    others.push_back(c);
-    if (stream_slot<16>(c) == stream_slot<16>(s)) t = c;
-  }
-  device.gate(s);
-  table.defer(pending(0, 1), s);
-  std::thread closer([&] { table.defer(pending(1, 2), s); });  // full: closes, its record hangs
-  device.wait_until_recording();
-  auto other = std::async(std::launch::async, [&] { table.defer(pending(2, 1), t); });
-  const bool free_went_through = other.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  EXPECT_TRUE(free_went_through) << "a free on another stream of the shard waited for the record";
-  // s reuses its own block of the closing epoch at once (stream order protects it).
-  const block_index own = free_went_through ? table.take_from_own_epochs(2, s) : no_block;
-  EXPECT_EQ(own, 1u);
-  auto flush = std::async(std::launch::async, [&] { table.flush_stream(s); });
-  EXPECT_EQ(flush.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);  // behind the record
-  device.open();
-  closer.join();
-  other.wait();
-  flush.wait();
-  pool_stats st;
-  st.classes.resize(class_count);
-  table.add_stats(st);
-  EXPECT_EQ(st.epochs_closed_full, 1u);
-  EXPECT_EQ(st.pending_epochs, 1u);  // s's epoch (block 0); t's block waits in t's open epoch
-  table.flush_stream(t);
-  for (const stream_ref c : others) sim->synchronize(c);
-  sim->synchronize(s);
-  recording_sink sink;
-  sink.table = &blocks;
-  EXPECT_EQ(table.reclaim(sink), 2u);
-  EXPECT_EQ(sink.got.size(), 2u);  // blocks 0 and 2; block 1 was reused
-  for (const stream_ref c : others) sim->destroy_stream(c);
-  sim->destroy_stream(s);
 }
 
 }  // namespace

@@ -4,8 +4,7 @@
 // other streams once stream_tag::resolved() sees the epoch completed.
 //
 // The protocol's steps are the library's (core/epoch_protocol.hpp, which pool_core calls under its
-// shard locks): begin_close under the lock, record_closing without it, end_close under it again
-// (the epoch joins `closed` only once its event is recorded),
+// shard locks): close_epoch (record the event, then publish the epoch in `closed`),
 // collect_completed and collect_epoch (query the oldest closed epoch's event; when it completed take
 // its blocks and store-release `completed`), on basic_stream_epochs, with basic_stream_tag's
 // resolved() (acquire) and safe_for on the reader's side. Instantiated with Relacy's atomics, a
@@ -22,10 +21,10 @@
 //
 // Seeded bugs, each of which must be reported as a data race on device memory, each a policy of
 // the shared code:
-//   CUB's DeviceFree race   a backend whose record() takes effect only after end_close has
-//                           released the shard's lock: the epoch is visible in `closed` with its
-//                           event unrecorded, a reclaimer in between queries it, sees it complete,
-//                           and reuses the block while S still uses it
+//   CUB's DeviceFree race   a backend whose record() takes effect only after the shard's lock is
+//                           released: the epoch is visible in `closed` with its event unrecorded, a
+//                           reclaimer in between queries it, sees it complete, and reuses the block
+//                           while S still uses it
 //   completed w/o release   release_dropped_atomics for basic_stream_epochs: a heap allocation on
 //                           another stream that sees the epoch resolved is not ordered after the
 //                           event, so its reuse races with S's kernel
@@ -153,13 +152,9 @@ struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
     RL_ASSERT(mark_locked(se) == 1 && open_marks(se) == 1);  // mark_stream_free, under the lock
     shard_mutex.unlock($);
 
-    shard_mutex.lock($);  // epoch_table::close_now
-    const bool began = begin_close(se);
-    RL_ASSERT(began);
-    shard_mutex.unlock($);
-    const int e = record_closing(backend, se);
-    shard_mutex.lock($);
-    end_close(se, e);
+    shard_mutex.lock($);  // close_locked
+    const bool closed = close_epoch(backend, se);
+    RL_ASSERT(closed);
     shard_mutex.unlock($);
     backend_twin.after_unlock();
   }
@@ -205,21 +200,18 @@ struct epoch_model : rl::test_suite<epoch_model<DeferredRecord, Atomics>, 4> {
   }
 };
 
-// A large free marked without the lock (try_mark) racing with a close, whose record runs without
-// the lock. Stream S is a queue of operations in the order the host enqueued them (a counter every
-// enqueue increments: the driver's own order); the device runs them in that order. The freer
-// enqueues a kernel that uses the range, then marks its free and publishes the range's tag (the
-// heap's insert); the closer frees a block on S and closes S's epoch (record = enqueue the event);
-// the reuser reclaims and hands the range to another stream once the tag resolves. A mark must
-// never get the number of an epoch whose event was enqueued before its kernel; a mark during the
-// record joins the next epoch (`late`: no close covers it, and the range is not reused). Seeded
-// bugs (copies of the library's steps with the one change, each reported as a data race on the
-// range):
-//   record_first      the close records the event and only then takes the marks: a mark in
-//                     between joins the epoch the event was recorded for
-//   number_after      begin_close starts the next epoch's number only in end_close: a mark during
-//                     the record joins the epoch being recorded
-enum class mark_bug { none, record_first, number_after };
+// A large free marked without the lock (try_mark) racing with a close under it. Stream S is a
+// queue of operations in the order the host enqueued them (a counter every enqueue increments: the
+// driver's own order); the device runs them in that order. The freer enqueues a kernel that uses
+// the range, then marks its free and publishes the range's tag (the heap's insert); the closer
+// frees a block on S and closes S's epoch (record = enqueue the event); the reuser reclaims and
+// hands the range to another stream once the tag resolves. A mark must never get the number of an
+// epoch whose event was enqueued before its kernel. Seeded bugs (copies of the library's steps
+// with the one change, each reported as a data race on the range):
+//   record_first      the close records the event and only then takes the marks (no closing
+//                     bit): a mark in between joins the epoch the event was recorded for
+//   mark_ignores_bit  try_mark adds to the word while a close is recording
+enum class mark_bug { none, record_first, mark_ignores_bit };
 
 struct stream_queue {
   enum op : int { empty, kernel, event };
@@ -248,7 +240,7 @@ template <mark_bug Bug>
 struct mark_model : rl::test_suite<mark_model<Bug>, 4> {
   enum : unsigned { freer, closer, device, reuser };
   static inline std::uint64_t reuses = 0;  // iterations in which another stream reused the range
-  static inline std::uint64_t late = 0;    // iterations in which the mark joined the next epoch
+  static inline std::uint64_t late = 0;    // iterations in which the mark found a close under way
   static inline std::uint64_t both = 0;    // min(reuses, late): the sound run must reach both paths
 
   using stream_epochs = basic_stream_epochs<relacy_atomics, model_stream, int, fixed_vector<block_index>, fixed_queue>;
@@ -258,7 +250,7 @@ struct mark_model : rl::test_suite<mark_model<Bug>, 4> {
   queue_backend backend_twin{&queue};
   queue_backend* backend = &backend_twin;
   relacy_atomics::atomic<std::uint64_t> published{0};  // the range's tag epoch once in the heap
-  bool marked_late = false;  // the freer's own: its mark joined epoch 2, which nothing closes
+  bool marked_late = false;  // the freer's own
   rl::var<int> range_memory;
 
   void before() {
@@ -285,48 +277,41 @@ struct mark_model : rl::test_suite<mark_model<Bug>, 4> {
   void free_range() {
     queue.enqueue(stream_queue::kernel);
     std::size_t count = 0;
-    const std::uint64_t seq = try_mark(se, &count);
-    RL_ASSERT(seq != 0);
-    marked_late = seq == 2;
+    std::uint64_t seq = Bug == mark_bug::mark_ignores_bit ? mark_ignoring_bit() : try_mark(se, &count);
+    if (seq == 0) {
+      marked_late = true;
+      shard_mutex.lock($);
+      seq = mark_locked(se);
+      shard_mutex.unlock($);
+    }
     published.store(seq, std::memory_order_release);
   }
 
+  std::uint64_t mark_ignoring_bit() {
+    std::uint64_t w = se.marks.load(std::memory_order_relaxed);
+    while (!se.marks.compare_exchange_weak(w, w + 1, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    return w >> mark_seq_shift;
+  }
+
   // A block freed on S (defer: the epoch holds something whether or not the mark came first), and
-  // the close (epoch_batch reached): epoch_table::close_now's steps.
+  // the close (epoch_batch reached).
   void close() {
     shard_mutex.lock($);
     se.open.push_back(the_block);
-    if (Bug == mark_bug::record_first) {
-      const int e = record_closing(backend, se);
-      const bool began = begin_close(se);
-      RL_ASSERT(began);
-      shard_mutex.unlock($);
-      shard_mutex.lock($);
-      end_close(se, e);
-      shard_mutex.unlock($);
-      return;
-    }
-    const bool began = Bug == mark_bug::number_after ? begin_close_keeping_number() : begin_close(se);
-    RL_ASSERT(began);
-    shard_mutex.unlock($);
-    const int e = record_closing(backend, se);
-    shard_mutex.lock($);
-    if (Bug == mark_bug::number_after) {
-      // The marks word again: what joined during the record went to the epoch just recorded.
-      se.marks.store((se.closing_epoch.seq + 1) << mark_seq_shift, std::memory_order_relaxed);
-    }
-    end_close(se, e);
+    const bool closed = Bug == mark_bug::record_first ? close_recording_first() : close_epoch(backend, se);
+    RL_ASSERT(closed);
     shard_mutex.unlock($);
   }
 
-  // begin_close, but the marks word keeps its number until end_close.
-  bool begin_close_keeping_number() {
-    if (se.closing || (se.open.empty() && open_marks(se) == 0)) return false;
-    const std::uint64_t w = se.marks.load(std::memory_order_acquire);
-    se.closing = true;
-    se.closing_epoch.seq = w >> mark_seq_shift;
-    se.closing_epoch.items = std::move(se.open);
+  bool close_recording_first() {
+    if (se.open.empty() && open_marks(se) == 0) return false;
+    const std::uint64_t seq = open_seq(se);
+    const int e = backend->acquire_event();
+    backend->record(e, se.stream);
+    se.closed.push_back({e, std::move(se.open), seq});
     se.open.clear();
+    se.marks.store((seq + 1) << mark_seq_shift, std::memory_order_release);
     return true;
   }
 
@@ -372,19 +357,19 @@ int main() {
   using namespace cudapool::core::model;
   using sound = epoch_model<false, relacy_atomics>;
   model_checks m;
-  m.sound<sound>("epochs: free, close (begin, record unlocked, publish), reclaim on another thread, reuse", 100000,
+  m.sound<sound>("epochs: free, close (record, then publish), reclaim on another thread, reuse", 100000,
                  sound::reuses);
-  m.seeded<epoch_model<true, relacy_atomics>>("epochs: event recorded after the epoch is published (CUB DeviceFree race)",
+  m.seeded<epoch_model<true, relacy_atomics>>("epochs: event recorded after unlocking (CUB DeviceFree race)",
                                               rl::test_result_data_race, 100000);
   m.seeded<epoch_model<false, release_dropped_atomics>>("epochs: collect_locked's store of completed without release",
                                                         rl::test_result_data_race, 100000);
   m.seeded<epoch_model<false, load_acquire_dropped_atomics>>("epochs: stream_tag::resolved()'s load without acquire",
                                                              rl::test_result_data_race, 100000);
-  m.sound<mark_model<mark_bug::none>>("epochs: a large free marked without the lock racing with a close that records unlocked",
-                                      100000, mark_model<mark_bug::none>::both);
-  m.seeded<mark_model<mark_bug::record_first>>("epochs: a close that records before it takes the marks",
+  m.sound<mark_model<mark_bug::none>>("epochs: a large free marked without the lock racing with a close", 100000,
+                                      mark_model<mark_bug::none>::both);
+  m.seeded<mark_model<mark_bug::record_first>>("epochs: a close that records before it stops the marks",
                                                rl::test_result_data_race, 100000);
-  m.seeded<mark_model<mark_bug::number_after>>("epochs: a close that starts the next number only after its record",
-                                               rl::test_result_data_race, 100000);
+  m.seeded<mark_model<mark_bug::mark_ignores_bit>>("epochs: a lock-free mark that ignores the closing bit",
+                                                   rl::test_result_data_race, 100000);
   return m.exit_code();
 }
