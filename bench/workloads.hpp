@@ -331,9 +331,6 @@ inline void stream_waits_counter(benchmark::State& state, const cudapool::pool_s
   }
 }
 
-// Where a pool's slow paths went, per 1000 allocations (serve): slab and heap growth, epochs
-// closed (one event each), backend maps and unmaps. What tells two variants of equal hot paths
-// apart when a whole program runs.
 // Why the pool's epochs closed (pool_stats::epochs_closed_*), per 1000 of `of` (operations,
 // allocations): counters closed_<full|bytes|slow_path|other>_<name>.
 inline void close_reason_counters(benchmark::State& state, const cudapool::pool_stats& st, double of, const char* name) {
@@ -347,6 +344,9 @@ inline void close_reason_counters(benchmark::State& state, const cudapool::pool_
   }
 }
 
+// Where a pool's slow paths went, per 1000 allocations (serve): slab and heap growth, epochs
+// closed (one event each), backend maps and unmaps. What tells two variants of equal hot paths
+// apart when a whole program runs.
 inline void pool_activity_counters(benchmark::State& state, const cudapool::pool_stats& st) {
   if (st.allocs == 0) return;
   const double per_1k = 1000.0 / static_cast<double>(st.allocs);

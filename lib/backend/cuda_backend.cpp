@@ -619,18 +619,6 @@ class cuda_backend final : public backend {
     }
   }
 
-  // The verify kernels' state and the guard kernels' counters and ring, made on first use (a
-  // verify launch, a guard check): what only the stress harness and the debug options use costs a
-  // pool that uses neither nothing. The device memory is zeroed by zero_device (a stream of its
-  // own, synchronized), not by a cudaMemset left running on the legacy default stream: the kernel
-  // that first uses the state may run on any stream (a non-blocking one does not wait for the
-  // legacy stream), and s32 found that such a memset, never synchronized, made every
-  // cudaEventRecord + cudaEventQuery of the process 3-5x slower (docs/results/2026-12-06-s32: the
-  // bare ring 1,677-2,001 ns after a cudaMalloc + cudaMemset, 360 once cudaDeviceSynchronize ran;
-  // the constructor did that, so every pool's epochs paid it). No device-wide synchronize: a first
-  // guard check does not wait for other streams' work (GuardFailuresArriveWithoutSynchronizing).
-  // std::call_once: a failure throws to the caller and leaves them to be made by a later call.
-
   // Zeroes `bytes` of device memory and returns once done: cudaMemsetAsync on a non-blocking stream
   // made for it, which is synchronized and destroyed. Under the device guard.
   void zero_device(void* p, std::size_t bytes, const char* what) const {
@@ -657,6 +645,17 @@ class cuda_backend final : public backend {
     zero_device(slot, sizeof(T), what);
   }
 
+  // The verify kernels' state and the guard kernels' counters and ring, made on first use (a
+  // verify launch, a guard check): what only the stress harness and the debug options use costs a
+  // pool that uses neither nothing. The device memory is zeroed by zero_device (a stream of its
+  // own, synchronized), not by a cudaMemset left running on the legacy default stream: the kernel
+  // that first uses the state may run on any stream (a non-blocking one does not wait for the
+  // legacy stream), and s32 found that such a memset, never synchronized, made every
+  // cudaEventRecord + cudaEventQuery of the process 3-5x slower (docs/results/2026-12-06-s32: the
+  // bare ring 1,677-2,001 ns after a cudaMalloc + cudaMemset, 360 once cudaDeviceSynchronize ran;
+  // the constructor did that, so every pool's epochs paid it). No device-wide synchronize: a first
+  // guard check does not wait for other streams' work (GuardFailuresArriveWithoutSynchronizing).
+  // std::call_once: a failure throws to the caller and leaves them to be made by a later call.
   void ensure_verify_state() {
     std::call_once(verify_once_, [&] {
       make_zeroed(verify_state_, "verify state");
