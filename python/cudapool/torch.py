@@ -30,7 +30,7 @@ def enable(variant: Optional[str] = None, byte_limit: Optional[int] = None) -> N
     """Makes cudapool PyTorch's CUDA allocator for this process.
 
     variant: "mutex", "lockfree", "tls" or "stream"; None: CUDAPOOL_VARIANT, else "lockfree".
-    byte_limit: bytes each device's pool may reserve (0: no limit); None: CUDAPOOL_BYTE_LIMIT.
+    byte_limit: bytes of device memory each device's pool may hold (0: no limit); None: CUDAPOOL_BYTE_LIMIT.
 
     Must run before CUDA is initialised in this process (before any tensor is put on a GPU and
     before torch.cuda calls that initialise CUDA; torch.cuda.is_available() is fine): raises

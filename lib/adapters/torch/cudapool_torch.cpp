@@ -149,8 +149,12 @@ settings read_settings() {
   }
   if (const char* m = std::getenv("CUDAPOOL_MAX_CLASS_BYTES"); m != nullptr && m[0] != '\0') {
     s.max_class_bytes = parse_bytes("CUDAPOOL_MAX_CLASS_BYTES", m);
-    if (s.max_class_bytes < 256 || s.max_class_bytes > (std::size_t{1} << 29) || !std::has_single_bit(s.max_class_bytes)) {
-      fatal(std::string("CUDAPOOL_MAX_CLASS_BYTES='") + m + "' is not a power of two from 256 to 512m");
+    // At most the plug-in's slab size (pool_options::slab_bytes, 2 MiB), which a class must fit in:
+    // above it no pool could be made, and every allocation would fail instead.
+    constexpr std::size_t largest = cudapool::pool_options{}.slab_bytes;
+    if (s.max_class_bytes < 256 || s.max_class_bytes > largest || !std::has_single_bit(s.max_class_bytes)) {
+      fatal(std::string("CUDAPOOL_MAX_CLASS_BYTES='") + m + "' is not a power of two from 256 to " +
+            std::to_string(largest >> 20) + "m");
     }
   }
   if (const char* c = std::getenv("CUDAPOOL_TLS_CACHE_BYTES"); c != nullptr && c[0] != '\0') {

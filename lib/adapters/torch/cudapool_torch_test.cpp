@@ -218,6 +218,13 @@ TEST(torch_abi_default, max_class_bytes_sets_the_largest_class_and_a_bad_one_abo
   EXPECT_EQ(bad.signal, SIGABRT) << bad.stderr_text;
   EXPECT_NE(bad.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='3k' is not a power of two"), std::string::npos)
       << bad.stderr_text;
+  // Above the plug-in's 2 MiB slabs no pool could be made (pool_options needs slab_bytes >= the
+  // largest class): the setting aborts at once instead of failing every allocation.
+  const child_result big = run_child("zero", {{"CUDAPOOL_MAX_CLASS_BYTES", "4m"}});
+  EXPECT_EQ(big.signal, SIGABRT) << big.stderr_text;
+  EXPECT_NE(big.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='4m' is not a power of two from 256 to 2m"),
+            std::string::npos)
+      << big.stderr_text;
 }
 
 // CUDAPOOL_TLS_CACHE_BYTES sets what the tls variant's thread caches may hold together; the stats
