@@ -499,8 +499,9 @@ def section_replay(pg, bench, rb):
 
     pg.add("One thread replays each trace's allocations and frees (frees stream-ordered on the trace's stream, "
            "as recorded; `/immediate`: immediate frees, pools only). "
-           + (f"From gpu-suite's replay part, `replay.json`: each allocator in its own processes, {n_rounds} rounds, "
-              "the order rotating; per point the median over the rounds of each round's median of the repetitions. "
+           + (f"From gpu-suite's replay part, `replay.json`: each allocator in its own processes, "
+              + (f"{n_rounds} rounds, the order rotating; per point the median over the rounds of each round's median "
+                 "of the repetitions. " if n_rounds > 1 else "one round: per point the median of the repetitions. ")
               if n_rounds else "Medians of the repetitions, every allocator's in one process. ")
            + f"`x {BASELINE}`: its ns per operation over the allocator's, both stream-ordered (> 1: faster"
            + ("; with rounds: the median of each round's ratio, the rounds' in parentheses" if n_rounds else "")
