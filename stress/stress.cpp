@@ -5,7 +5,7 @@
 //          [--streams=N] [--devices=N] [--duration=SECONDS | --ops=N] [--seed=N]
 //          [--sizes=fixed:BYTES|classes|mixed|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
 //          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
-//          [--first-slab-bytes=N]
+//          [--first-slab-bytes=N] [--remap-ratio=R]
 //          [--quiet]
 //
 // Exit status: 0 when the run saw no violation, 1 when it saw any (the first few are printed),
