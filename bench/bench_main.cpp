@@ -19,6 +19,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -188,11 +190,11 @@ void usage() {
       "  --backend=sim|cuda  the device (default: cuda when a GPU is present); peers run on cuda only\n"
       "  --traces=DIR        replay every DIR/*.csv (default: ../shared/traces if it exists; empty: none)\n"
       "  --trace=FILE        replay FILE too (repeatable)\n"
-      "  --devices=N         pair_devices and serve_devices run on 1..N devices (default: cuda, every\n"
-      "                      GPU; sim, 2 simulated)\n"
+      "  --devices=N         pair_devices and serve_devices run on 1..N devices, N <= 64 (default:\n"
+      "                      cuda, every GPU; sim, 2 simulated)\n"
       "  --serve-check-fault=N  test of serve's check: every Nth request of a thread gets a wrong\n"
       "                      result, which must be counted in failures (and make bench exit 1)\n"
-      "  --replay-passes=N   each replay runs exactly N whole passes of its trace, once (the same\n"
+      "  --replay-passes=N   each replay runs exactly N (<= 1000000) whole passes of its trace, once (the same\n"
       "                      work in every process: for instruction counts under callgrind)\n"
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
       "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp), pair_devices\n"
@@ -209,13 +211,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> trace_files;
   std::vector<char*> rest;
   int devices = 0;  // 0: the default for the backend
-  // A flag's positive number into *value, or a message and false.
-  const auto positive = [](std::string_view arg, std::string_view flag, long long* value) {
+  // A flag's whole number in [1, max] into *value, or a message and false: the digits and nothing
+  // else (atoll read "3junk" as 3 and "1e6" as 1), and a bound (a pass count whose iterations
+  // overflowed aborted inside Google Benchmark; 100000 sim devices took 20 s to fail).
+  const auto positive = [](std::string_view arg, std::string_view flag, long long max, long long* value) {
     const std::string text(arg.substr(flag.size()));
-    *value = std::atoll(text.c_str());
-    if (*value >= 1) return true;
-    std::fprintf(stderr, "bench: %.*s must be a positive number, got '%s'\n", static_cast<int>(flag.size() - 1),
-                 flag.data(), text.c_str());
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (!text.empty() && ec == std::errc{} && end == text.data() + text.size() && v >= 1 && v <= max) {
+      *value = v;
+      return true;
+    }
+    std::fprintf(stderr, "bench: %.*s must be a whole number from 1 to %lld, got '%s'\n",
+                 static_cast<int>(flag.size() - 1), flag.data(), max, text.c_str());
     return false;
   };
   long long number = 0;  // positive()'s
@@ -224,13 +232,13 @@ int main(int argc, char** argv) {
     if (i > 0 && arg.starts_with("--backend=")) {
       backend = arg.substr(10);
     } else if (i > 0 && arg.starts_with("--devices=")) {
-      if (!positive(arg, "--devices=", &number)) return 2;
-      devices = static_cast<int>(std::min<long long>(number, 1 << 20));
+      if (!positive(arg, "--devices=", 64, &number)) return 2;
+      devices = static_cast<int>(number);
     } else if (i > 0 && arg.starts_with("--serve-check-fault=")) {
-      if (!positive(arg, "--serve-check-fault=", &number)) return 2;
+      if (!positive(arg, "--serve-check-fault=", std::numeric_limits<long long>::max(), &number)) return 2;
       bench::set_serve_check_fault(static_cast<std::uint64_t>(number));
     } else if (i > 0 && arg.starts_with("--replay-passes=")) {
-      if (!positive(arg, "--replay-passes=", &number)) return 2;
+      if (!positive(arg, "--replay-passes=", 1'000'000, &number)) return 2;
       bench::set_replay_passes(static_cast<std::uint64_t>(number));
     } else if (i > 0 && arg.starts_with("--traces=")) {
       traces_dir = arg.substr(9);

@@ -20,6 +20,8 @@ namespace {
 constexpr unsigned max_threads = 4095;  // (thread + 1) fits the tag's 12 high bits
 constexpr unsigned max_streams = 1024;
 constexpr unsigned max_devices = 16;
+constexpr double max_duration_seconds = 1e9;  // 31 years; the deadline's clock overflows past 9.2e9
+constexpr std::uint64_t max_ops = std::uint64_t{1} << 50;
 
 bool is_fraction(double v) noexcept { return v >= 0.0 && v <= 1.0; }  // false for NaN
 
@@ -175,12 +177,13 @@ void validate_peer(const stress_config& c) {
 }  // namespace
 
 void validate(const stress_config& c) {
-  if (!(c.remap_ratio == 0.0 || c.remap_ratio >= 1.0)) {
-    throw config_error("--remap-ratio: 0 (off) or >= 1, got " + std::to_string(c.remap_ratio));
+  if (!(c.remap_ratio == 0.0 || (c.remap_ratio >= 1.0 && std::isfinite(c.remap_ratio)))) {
+    throw config_error("--remap-ratio: 0 (off) or a finite number >= 1, got " + format_double(c.remap_ratio));
   }
-  if (c.first_slab_bytes % (std::size_t{64} << 10) != 0) {
-    throw config_error("--first-slab-bytes: a multiple of 64 KiB (or 0 for the default), got " +
-                       std::to_string(c.first_slab_bytes));
+  const std::size_t slab_bytes = pool_options{}.slab_bytes;
+  if (c.first_slab_bytes % (std::size_t{64} << 10) != 0 || c.first_slab_bytes > slab_bytes) {
+    throw config_error("--first-slab-bytes: a multiple of 64 KiB up to the slab size, " + std::to_string(slab_bytes) +
+                       " (or 0 for the default), got " + std::to_string(c.first_slab_bytes));
   }
   const std::vector<std::string> variants = available_variants();
   if (std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {
@@ -199,10 +202,15 @@ void validate(const stress_config& c) {
     throw config_error("--streams must be in [1, " + std::to_string(max_streams) + "], got " + std::to_string(c.streams));
   }
   if (c.duration_seconds && c.ops) throw config_error("--duration and --ops are mutually exclusive");
-  if (c.duration_seconds && !(*c.duration_seconds > 0.0 && std::isfinite(*c.duration_seconds))) {
-    throw config_error("--duration must be a positive number of seconds, got " + format_double(*c.duration_seconds));
+  // At most max_duration_seconds: the deadline is a steady_clock time point, whose nanoseconds
+  // overflow past about 9.2e9 s (a run that asked for more ended at once and passed).
+  if (c.duration_seconds && !(*c.duration_seconds > 0.0 && *c.duration_seconds <= max_duration_seconds)) {
+    throw config_error("--duration must be a positive number of seconds up to " + format_double(max_duration_seconds) +
+                       ", got " + format_double(*c.duration_seconds));
   }
-  if (c.ops && *c.ops == 0) throw config_error("--ops must be at least 1");
+  if (c.ops && (*c.ops == 0 || *c.ops > max_ops)) {
+    throw config_error("--ops must be in [1, " + std::to_string(max_ops) + "], got " + std::to_string(*c.ops));
+  }
   if (!is_fraction(c.handoff)) throw config_error("--handoff must be a fraction in [0, 1], got " + format_double(c.handoff));
   if (!is_fraction(c.cross_stream)) {
     throw config_error("--cross-stream must be a fraction in [0, 1], got " + format_double(c.cross_stream));

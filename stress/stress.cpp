@@ -74,7 +74,11 @@ int main(int argc, char** argv) {
                  "(sim: simulated devices; cuda: GPUs 0..N-1)")
       ->capture_default_str();
   CLI::Option* duration_option = app.add_option("--duration", duration, "run for SECONDS (default 10)");
-  CLI::Option* ops_option = app.add_option("--ops", ops, "run N allocations over all threads instead");
+  // CLI11 reads -1 into an unsigned option as 2^64 - 1: a sign is refused first.
+  const CLI::Validator no_sign(
+      [](std::string& s) { return s.find('-') != std::string::npos ? "must not be negative, got " + s : std::string(); },
+      "");
+  CLI::Option* ops_option = app.add_option("--ops", ops, "run N allocations over all threads instead")->check(no_sign);
   duration_option->excludes(ops_option);
   CLI::Option* seed_option = app.add_option("--seed", seed, "random seed (default: random, printed)");
   app.add_option("--sizes", sizes, "fixed:BYTES, classes, mixed (1 in 64 of 1 .. 64 MiB) or trace:FILE")->capture_default_str();
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::size_t first_slab_bytes = 0;
   app.add_option("--first-slab-bytes", first_slab_bytes, "pool_options::first_slab_bytes (0: the default, 64 KiB)")
+      ->check(no_sign)
       ->capture_default_str();
   double remap_ratio = 0.0;
   app.add_option("--remap-ratio", remap_ratio,

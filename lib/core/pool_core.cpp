@@ -3,6 +3,7 @@
 #include <cudapool/detail/core/arith.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <limits>
 #include <cstdio>
@@ -47,8 +48,8 @@ const pool_options& validated(const pool_options& o) {
   if (o.epoch_batch > (mark_count_mask >> 1)) fail("epoch_batch must be < 2^23");
   if (o.poll_before_growth.count() < 0) fail("poll_before_growth must be >= 0");
   if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
-  if (!(o.remap_ratio == 0.0 || o.remap_ratio >= 1.0)) {
-    fail("remap_ratio must be 0 (off) or >= 1, got " + std::to_string(o.remap_ratio));
+  if (!(o.remap_ratio == 0.0 || (o.remap_ratio >= 1.0 && std::isfinite(o.remap_ratio)))) {
+    fail("remap_ratio must be 0 (off) or a finite number >= 1, got " + std::to_string(o.remap_ratio));
   }
   return o;
 }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <initializer_list>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -373,6 +374,19 @@ TEST(PoolCore, InvalidOptionsAreRejected) {
   o = {};
   o.remap_ratio = 0.5;  // mapped bytes can never be below the bytes in use: refused
   EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o.remap_ratio = std::numeric_limits<double>::infinity();  // "never remap" is 0
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  // A byte limit below the smallest mapping (the sim's 2 MiB page; without virtual memory the
+  // 2 MiB chunk) could never be met: every allocation failed with an out-of-memory report.
+  o = {};
+  o.byte_limit = std::size_t{1} << 20;
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o.virtual_memory = false;
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o.byte_limit = std::size_t{2} << 20;
+  EXPECT_NO_THROW(test_pool(device, o));
+  o.virtual_memory = true;
+  EXPECT_NO_THROW(test_pool(device, o));
   for (const std::size_t first : {std::size_t{0}, std::size_t{100000}, std::size_t{4} << 20}) {
     o = {};
     o.first_slab_bytes = first;  // 0, no multiple of 64 KiB, above slab_bytes

@@ -73,6 +73,14 @@ segment_heap::segment_heap(backend& device, const config& c)
   if (config_.chunk_bytes == 0 || config_.chunk_bytes % granule != 0) {
     throw std::invalid_argument("cudapool: segment_heap: chunk_bytes must be a nonzero multiple of 256");
   }
+  // Growth maps whole pages (chunks without virtual memory): a limit below one could never be met,
+  // and every allocation would end in an out-of-memory report.
+  const std::size_t unit = page_ != 0 ? page_ : config_.chunk_bytes;
+  if (config_.byte_limit != 0 && config_.byte_limit < unit) {
+    throw std::invalid_argument("cudapool::pool_options: byte_limit (" + std::to_string(config_.byte_limit) +
+                                " bytes) is below the device's smallest mapping (" + std::to_string(unit) +
+                                " bytes): nothing could be allocated");
+  }
 }
 
 segment_heap::~segment_heap() {

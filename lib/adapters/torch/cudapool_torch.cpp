@@ -33,6 +33,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -174,8 +175,9 @@ settings read_settings() {
     char* end = nullptr;
     errno = 0;
     s.remap_ratio = std::strtod(r, &end);
-    if (end == r || *end != '\0' || errno != 0 || !(s.remap_ratio == 0.0 || s.remap_ratio >= 1.0)) {
-      fatal(std::string("CUDAPOOL_REMAP_RATIO='") + r + "' is not 0 or a number >= 1");
+    if (end == r || *end != '\0' || errno != 0 ||
+        !(s.remap_ratio == 0.0 || (s.remap_ratio >= 1.0 && std::isfinite(s.remap_ratio)))) {
+      fatal(std::string("CUDAPOOL_REMAP_RATIO='") + r + "' is not 0 or a finite number >= 1");
     }
   }
   return s;

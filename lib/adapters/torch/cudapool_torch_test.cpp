@@ -279,6 +279,18 @@ TEST(torch_abi_default, epoch_batch_is_read_recorded_and_a_bad_one_aborts) {
   }
 }
 
+// CUDAPOOL_REMAP_RATIO: 0 or a finite number >= 1; anything else aborts at the first call (an
+// infinite ratio passed the check, then no pool could be made and every allocation failed).
+TEST(torch_abi_default, a_bad_remap_ratio_aborts) {
+  for (const char* bad : {"0.5", "-1", "lots", "inf", "infinity", "nan"}) {
+    const child_result r = run_child("zero", {{"CUDAPOOL_REMAP_RATIO", bad}});
+    EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_REMAP_RATIO='") + bad + "' is not 0 or a finite number >= 1"),
+              std::string::npos)
+        << r.stderr_text;
+  }
+}
+
 // Only the two entry points are exported (the static cudapool, TBB-using and cudart code is not).
 TEST(torch_abi_default, exports_only_the_c_abi) {
   const std::string command = std::string("nm -D --defined-only ") + CUDAPOOL_TORCH_LIBRARY + " 2>/dev/null";

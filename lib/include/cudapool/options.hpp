@@ -62,7 +62,8 @@ struct pool_options {
   std::size_t initial_reservation = 0;
   bool allow_growth = true;
   // Upper bound on device memory held (mapped bytes: slabs, large extents and free heap ranges);
-  // 0 = no limit.
+  // 0 = no limit. A limit below the device's smallest mapping (a 2 MiB page; a slab_bytes chunk
+  // without virtual memory) could never be met: the pool's constructor refuses it.
   std::size_t byte_limit = 0;
   // When memory that is reserved but not in use exceeds this, the slow paths give wholly free slabs
   // to the heap and unmap its wholly free pages (as cudaMemPoolAttrReleaseThreshold).
