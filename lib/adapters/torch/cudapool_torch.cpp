@@ -152,7 +152,7 @@ settings read_settings() {
     s.max_class_bytes = parse_bytes("CUDAPOOL_MAX_CLASS_BYTES", m);
     // At most the plug-in's slab size (pool_options::slab_bytes, 2 MiB), which a class must fit in:
     // above it no pool could be made, and every allocation would fail instead.
-    constexpr std::size_t largest = cudapool::pool_options{}.slab_bytes;
+    const std::size_t largest = cudapool::pool_options{}.slab_bytes;
     if (s.max_class_bytes < 256 || s.max_class_bytes > largest || !std::has_single_bit(s.max_class_bytes)) {
       fatal(std::string("CUDAPOOL_MAX_CLASS_BYTES='") + m + "' is not a power of two from 256 to " +
             std::to_string(largest >> 20) + "m");
