@@ -6,7 +6,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
-#include <unordered_map>
 
 #include <cudapool/detail/core/trace_reader.hpp>
 
@@ -28,7 +27,7 @@ trace load_trace(const std::string& path) {
     std::uint16_t stream;
     std::uint16_t thread;
   };
-  std::unordered_map<std::uint64_t, live_block> live;
+  cudapool::core::trace_live_ids<live_block> live;
   std::vector<std::uint64_t> slot_id;  // for the appended frees, in allocation order
   std::size_t live_bytes = 0;
   std::string line;
@@ -38,57 +37,53 @@ trace load_trace(const std::string& path) {
   };
   while (std::getline(in, line)) {
     ++line_no;
-    std::optional<cudapool::core::trace_line> l;
     try {
-      l = cudapool::core::parse_trace_line(line);
+      const std::optional<cudapool::core::trace_line> l = cudapool::core::parse_trace_line(line);
+      if (!l) continue;
+      const unsigned stream = l->stream;
+      const unsigned thread = l->thread;
+      if (stream > 0xFFFF) fail("stream index over 65535");
+      if (thread > 0xFFFF) fail("thread index over 65535");
+      t.streams = std::max(t.streams, stream + 1);
+      t.threads = std::max(t.threads, thread + 1);
+      trace_op o;
+      o.stream = static_cast<std::uint16_t>(stream);
+      o.thread = static_cast<std::uint16_t>(thread);
+      if (l->allocate) {
+        const auto slot = static_cast<std::uint32_t>(slot_id.size());
+        live.allocate(l->id, live_block{slot, l->bytes, o.stream, o.thread});
+        slot_id.push_back(l->id);
+        t.slot_stream.push_back(o.stream);
+        o.alloc = true;
+        o.bytes = l->bytes;
+        o.slot = slot;
+        o.alloc_stream = o.stream;
+        live_bytes += l->bytes;
+      } else {
+        const live_block b = live.free(l->id);
+        o.bytes = b.bytes;
+        o.slot = b.slot;
+        o.alloc_stream = b.stream;
+        live_bytes -= b.bytes;
+      }
+      t.ops.push_back(o);
     } catch (const cudapool::core::trace_line_error& e) {
       fail(e.what());
     }
-    if (!l) continue;
-    const std::uint64_t id = l->id;
-    const std::size_t bytes = l->bytes;
-    const unsigned stream = l->stream;
-    const unsigned thread = l->thread;
-    if (stream > 0xFFFF) fail("stream index over 65535");
-    if (thread > 0xFFFF) fail("thread index over 65535");
-    t.streams = std::max(t.streams, stream + 1);
-    t.threads = std::max(t.threads, thread + 1);
-    trace_op o;
-    o.stream = static_cast<std::uint16_t>(stream);
-    o.thread = static_cast<std::uint16_t>(thread);
-    if (l->allocate) {
-      const auto slot = static_cast<std::uint32_t>(slot_id.size());
-      if (!live.emplace(id, live_block{slot, bytes, o.stream, o.thread}).second) fail("id allocated twice");
-      slot_id.push_back(id);
-      t.slot_stream.push_back(o.stream);
-      o.alloc = true;
-      o.bytes = bytes;
-      o.slot = slot;
-      o.alloc_stream = o.stream;
-      live_bytes += bytes;
-    } else {
-      const auto it = live.find(id);
-      if (it == live.end()) fail("free of an id that is not live");
-      o.bytes = it->second.bytes;
-      o.slot = it->second.slot;
-      o.alloc_stream = it->second.stream;
-      live_bytes -= it->second.bytes;
-      live.erase(it);
-    }
-    t.ops.push_back(o);
     t.peak_live = std::max(t.peak_live, live_bytes);
     t.peak_live_upto.push_back(t.peak_live);
   }
   if (t.ops.empty()) throw std::runtime_error(path + ": no operations");
-  // Free what is still live, in allocation order, on the stream and thread it was allocated on.
+  // Free what is still live, in allocation order, on the stream and thread it was allocated on (an
+  // id allocated again after its free is live once).
   for (const std::uint64_t id : slot_id) {
-    const auto it = live.find(id);
-    if (it == live.end()) continue;
+    const std::optional<live_block> b = live.take(id);
+    if (!b) continue;
     trace_op o;
-    o.bytes = it->second.bytes;
-    o.slot = it->second.slot;
-    o.stream = o.alloc_stream = it->second.stream;
-    o.thread = it->second.thread;
+    o.bytes = b->bytes;
+    o.slot = b->slot;
+    o.stream = o.alloc_stream = b->stream;
+    o.thread = b->thread;
     t.ops.push_back(o);
     t.peak_live_upto.push_back(t.peak_live);
     ++t.unmatched;

@@ -42,8 +42,8 @@ struct trace {
 
 // Throws std::runtime_error naming the file and line for anything malformed: what
 // core::parse_trace_line refuses (a field count other than 4 or 5, an unknown op, a field that is
-// not a number, an allocation of 0 bytes), a free of an id not live, an id allocated twice, more
-// than 65536 streams or threads.
+// not a number, an allocation of 0 bytes), what core::trace_live_ids refuses (an id allocated again
+// while it is live, a free of an id not live), more than 65536 streams or threads.
 [[nodiscard]] trace load_trace(const std::string& path);
 
 }  // namespace bench

@@ -107,8 +107,8 @@ TEST(Trace, TakesFourOrFiveFieldsAndNamesABadLine) {
                                         std::tuple{"thread", "a,1,512,0,x\n", "thread is not a number"},
                                         std::tuple{"big", "a,1,512,0,65536\n", "thread index over 65535"},
                                         std::tuple{"streams", "a,1,512,70000\n", "stream index over 65535"},
-                                        std::tuple{"twice", "a,1,512,0\na,1,512,0\n", "id allocated twice"},
-                                        std::tuple{"unpaired", "f,1,512,0\n", "free of an id that is not live"}}) {
+                                        std::tuple{"twice", "a,1,512,0\na,1,512,0\n", "id 1 allocated again while it is live"},
+                                        std::tuple{"unpaired", "f,1,512,0\n", "free of id 1, which is not live"}}) {
     try {
       (void)load_text(name, text);
       ADD_FAILURE() << name << ": loaded";
@@ -118,6 +118,20 @@ TEST(Trace, TakesFourOrFiveFieldsAndNamesABadLine) {
       EXPECT_NE(std::string(e.what()).find(at), std::string::npos) << name << ": " << e.what();
     }
   }
+}
+
+// An id freed may be allocated again: it is one more allocation, and ends once if still live.
+TEST(Trace, AnIdFreedMayBeAllocatedAgain) {
+  const std::string path = temp_trace("again");
+  std::ofstream(path) << "a,1,512,0\nf,1,512,0\na,1,4096,0\n";
+  const trace t = load_trace(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(t.slots, 2u);
+  EXPECT_EQ(t.unmatched, 1u);
+  ASSERT_EQ(t.ops.size(), 4u);  // 3 recorded + the free of the second allocation
+  EXPECT_FALSE(t.ops[3].alloc);
+  EXPECT_EQ(t.ops[3].slot, 1u);
+  EXPECT_EQ(t.ops[3].bytes, 4096u);
 }
 
 }  // namespace

@@ -45,7 +45,9 @@ class size_source {
   const double trace_scale_;
 };
 
-// The most bytes a trace holds live at once, replayed in order.
+// The most bytes a trace holds live at once, replayed in order. Throws config_error naming the
+// record (comment, blank and header lines not counted) and its id where the ids do not pair
+// (core::trace_live_ids): a trace this refuses does not run.
 [[nodiscard]] std::size_t trace_peak_live(const std::vector<trace_record>& trace);
 
 }  // namespace cudapool::stress

@@ -1,7 +1,8 @@
-// trace_reader.cpp - one line of a trace (format: trace_reader.hpp).
+// trace_reader.cpp - one line of a trace, and the errors of its ids (format: trace_reader.hpp).
 #include <cudapool/detail/core/trace_reader.hpp>
 
 #include <charconv>
+#include <string>
 #include <system_error>
 
 namespace cudapool::core {
@@ -48,6 +49,14 @@ std::optional<trace_line> parse_trace_line(std::string_view line) {
   if (n == 5 && !parse_number(field[4], r.thread)) throw trace_line_error("thread is not a number");
   if (r.allocate && r.bytes == 0) throw trace_line_error("an allocation of 0 bytes");
   return r;
+}
+
+void throw_id_live(std::uint64_t id) {
+  throw trace_line_error("id " + std::to_string(id) + " allocated again while it is live");
+}
+
+void throw_id_not_live(std::uint64_t id) {
+  throw trace_line_error("free of id " + std::to_string(id) + ", which is not live (never allocated, or freed already)");
 }
 
 }  // namespace cudapool::core

@@ -1,7 +1,7 @@
 // trace_reader.hpp - one line of the trace format that trace_writer.hpp writes and
 // ../shared/traces holds (op,id,bytes,stream[,thread]): the one parser behind bench's replay
 // (bench/trace.cpp) and stress's --sizes=trace:FILE (stress/config.cpp). Each of them says where
-// (file and line) and keeps its own rules across lines (bench pairs frees with allocations).
+// (file and line); trace_live_ids below is the one rule across lines, that ids pair.
 //
 // A line: blanks around it and around each field are ignored; a blank line, a line whose first
 // character is '#' and the header (first field "op") hold no record. Otherwise four or five
@@ -14,6 +14,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 namespace cudapool::core {
 
@@ -33,5 +35,39 @@ class trace_line_error : public std::runtime_error {
 
 // The record of a line, or nullopt for a line without one. Throws trace_line_error.
 [[nodiscard]] std::optional<trace_line> parse_trace_line(std::string_view line);
+
+// What a trace_live_ids refuses; what(): "id 7 allocated again while it is live", "free of id 7,
+// which is not live (never allocated, or freed already)".
+[[noreturn]] void throw_id_live(std::uint64_t id);
+[[noreturn]] void throw_id_not_live(std::uint64_t id);
+
+// The live allocations of a trace, by id, as its records pair them: an allocation takes an id that
+// is not live (one freed may be allocated again), a free gives back one that is. Block: what a
+// reader keeps per live allocation (bench: its slot and stream; stress: its bytes). Not thread-safe.
+template <class Block>
+class trace_live_ids {
+ public:
+  // Throws trace_line_error when id is live.
+  void allocate(std::uint64_t id, Block block) {
+    if (!live_.emplace(id, std::move(block)).second) throw_id_live(id);
+  }
+  // The block id was allocated with. Throws trace_line_error when id is not live.
+  Block free(std::uint64_t id) {
+    std::optional<Block> b = take(id);
+    if (!b) throw_id_not_live(id);
+    return std::move(*b);
+  }
+  // As free, for a reader that ends the allocations still live: nullopt when id is not live.
+  [[nodiscard]] std::optional<Block> take(std::uint64_t id) {
+    const auto it = live_.find(id);
+    if (it == live_.end()) return std::nullopt;
+    std::optional<Block> b(std::move(it->second));
+    live_.erase(it);
+    return b;
+  }
+
+ private:
+  std::unordered_map<std::uint64_t, Block> live_;
+};
 
 }  // namespace cudapool::core

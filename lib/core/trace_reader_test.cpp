@@ -1,5 +1,6 @@
 // trace_reader_test.cpp - the one trace line parser (bench's replay and stress's --sizes=trace:
-// read through it): records, lines without one, every error, and every line trace_writer writes.
+// read through it): records, lines without one, every error, and every line trace_writer writes;
+// and the one pairing of ids (trace_live_ids).
 
 #include <cudapool/detail/core/trace_reader.hpp>
 #include <cudapool/detail/core/trace_writer.hpp>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -59,6 +61,30 @@ TEST(TraceReader, EveryErrorSaysWhat) {
     }
   }
   EXPECT_TRUE(parse_trace_line("f,1,0,0").has_value());  // a free's bytes may be anything
+}
+
+// Ids pair: an allocation of a live id and a free of one not live (never allocated, freed already)
+// are refused, naming the id; an id freed may be allocated again.
+TEST(TraceLiveIds, RefusesIdsThatDoNotPair) {
+  const auto error_of = [](auto&& op) -> std::string {
+    try {
+      op();
+    } catch (const trace_line_error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  trace_live_ids<std::size_t> live;
+  live.allocate(7, 512);
+  EXPECT_EQ(error_of([&] { live.allocate(7, 256); }), "id 7 allocated again while it is live");
+  EXPECT_EQ(error_of([&] { (void)live.free(8); }),
+            "free of id 8, which is not live (never allocated, or freed already)");
+  EXPECT_EQ(live.free(7), 512u);
+  EXPECT_EQ(error_of([&] { (void)live.free(7); }),
+            "free of id 7, which is not live (never allocated, or freed already)");
+  live.allocate(7, 1024);
+  EXPECT_EQ(live.take(7), std::optional<std::size_t>(1024));
+  EXPECT_EQ(live.take(7), std::nullopt);
 }
 
 // Every line the writer writes reads back as what was recorded.
