@@ -13,6 +13,11 @@
 //   --serve-check-fault=N  the test of serve's device check (serve.hpp: set_serve_check_fault).
 //   --replay-passes=N   whole passes per replay, one run (workloads.hpp: set_replay_passes).
 //
+// Exit status: 1 when a benchmark of the library's ended in an error (SkipWithError; each named on
+// stderr) or a cudapool variant returned wrong results in serve; 3 when only peers' benchmarks
+// ended in an error (a result about the peer: its rows carry the message); 2 for a bad argument
+// or trace.
+//
 // The GPU suite (docs/results.md, made by docs/make_results.py from one run's directory):
 //   bench --backend=cuda --benchmark_min_time=0.1 --benchmark_repetitions=3
 //         --benchmark_report_aggregates_only=true --benchmark_out=bench.json --benchmark_out_format=json
@@ -29,6 +34,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -184,6 +190,58 @@ std::vector<allocator_config> allocators(bool with_peers) {
   return all;
 }
 
+// A run's SkipWithError message, nullopt when it did not end in an error (Google Benchmark 1.7:
+// error_occurred and error_message; 1.8 replaced them with skipped and skip_message).
+template <class Run>
+std::optional<std::string> run_error(const Run& r) {
+  if constexpr (requires { r.error_occurred; }) {
+    if (r.error_occurred) return r.error_message;
+  } else {
+    if (r.skipped == decltype(r.skipped)::SkippedWithError) return r.skip_message;
+  }
+  return std::nullopt;
+}
+
+// Google Benchmark's own display reporter (--benchmark_format), keeping each benchmark that ended
+// in an error, so that bench can fail on it: Google Benchmark itself exits 0 after any error. It
+// sees what is reported: with --benchmark_report_aggregates_only, an error in some repetitions of a
+// benchmark whose other repetitions still make aggregates is dropped (from the JSON too).
+class error_keeping_reporter final : public benchmark::BenchmarkReporter {
+ public:
+  struct error {
+    std::string benchmark;
+    std::string message;  // the first run's
+    bool peer;            // a peer's (<workload>/<peer>/...): a result about the peer, not a failure of bench
+  };
+
+  explicit error_keeping_reporter(std::vector<std::string> peers)
+      : display_(benchmark::CreateDefaultDisplayReporter()), peers_(std::move(peers)) {}
+
+  bool ReportContext(const Context& context) override { return display_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      const std::optional<std::string> message = run_error(r);
+      const std::string name = r.benchmark_name();
+      if (!message || std::any_of(errors_.begin(), errors_.end(), [&](const error& e) { return e.benchmark == name; })) {
+        continue;
+      }
+      const std::string_view rest = std::string_view(name).substr(name.find('/') + 1);
+      const std::string_view allocator = rest.substr(0, rest.find('/'));
+      errors_.push_back({name, *message, std::find(peers_.begin(), peers_.end(), allocator) != peers_.end()});
+    }
+    display_->ReportRuns(runs);
+  }
+  void Finalize() override { display_->Finalize(); }
+
+  // In the order the benchmarks ran.
+  [[nodiscard]] const std::vector<error>& errors() const { return errors_; }
+
+ private:
+  const std::unique_ptr<benchmark::BenchmarkReporter> display_;
+  const std::vector<std::string> peers_;
+  std::vector<error> errors_;
+};
+
 void usage() {
   std::printf(
       "bench [--backend=sim|cuda] [--traces=DIR] [--trace=FILE]... [Google Benchmark flags]\n"
@@ -199,7 +257,9 @@ void usage() {
       "Names: <workload>/<allocator>[/<param>][/real_time][/threads:N]; workloads pair, batch, mix,\n"
       "prodcons, larson, streams, replay (workloads.hpp), serve (serve.hpp), pair_devices\n"
       "(multi_device.hpp), serve_devices (serve_devices.hpp); limit (no pool: the bare\n"
-      "mechanism). Google Benchmark's own flags follow.\n\n");
+      "mechanism). Google Benchmark's own flags follow.\n"
+      "Exit status: 1 when a benchmark ended in an error (each named on stderr) or a cudapool variant\n"
+      "returned wrong results in serve; 3 when only peers' benchmarks did; 2 for a bad argument or trace.\n\n");
 }
 
 }  // namespace
@@ -328,19 +388,26 @@ int main(int argc, char** argv) {
   bench::register_multi_device_benchmarks(all, std::move(device_list));
   bench::register_serve_devices_benchmarks(all);
   bench::register_limit_benchmarks();
-  benchmark::RunSpecifiedBenchmarks();
+  error_keeping_reporter reporter(bench::peer_names());
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   // Every run destroyed its allocator and streams; the backend goes last.
   bench::release_backend();
   bench::release_multi_device_backends();
   device.reset();
   // A pool that handed out memory still in use fails the run (CI), not only its benchmark (serve,
-  // serve_devices).
-  if (bench::serve_pool_failures_seen()) {
+  // serve_devices); so does any other benchmark of the library's that ended in an error.
+  bool failed = bench::serve_pool_failures_seen();
+  if (failed) {
     std::fprintf(stderr,
                  "bench: a cudapool variant (or serve/none) returned wrong results in serve or serve_devices"
                  " (see above)\n");
-    return 1;
   }
-  return 0;
+  for (const auto& e : reporter.errors()) {
+    std::fprintf(stderr, "bench: %s ended in an error%s: %s\n", e.benchmark.c_str(), e.peer ? " (a peer's)" : "",
+                 e.message.c_str());
+    failed = failed || !e.peer;
+  }
+  if (failed) return 1;
+  return reporter.errors().empty() ? 0 : 3;
 }

@@ -32,8 +32,9 @@ cmd=("$bench" --benchmark_min_time=0.1 --benchmark_repetitions=3 --benchmark_rep
 cat "$out/command.txt"
 
 start=$(date +%s)
-# bench exits 1 when a cudapool variant returned wrong results in serve: the run is still plotted
-# (every other figure holds), and the suite exits with bench's status.
+# bench exits 1 when a benchmark of the library's ended in an error (a cudapool variant's wrong
+# results in serve among them), 3 when only peers' did: the run is still plotted (every other
+# figure holds), and the suite exits with bench's status.
 status=0
 "${cmd[@]}" 2>&1 | tee "$out/bench.txt" || status=$?
 echo "bench wall time: $(( $(date +%s) - start )) s" | tee -a "$out/command.txt"
