@@ -176,14 +176,20 @@ void validate_peer(const stress_config& c) {
 
 }  // namespace
 
+pool_options pool_options_of(const stress_config& c) {
+  pool_options options;
+  options.tls_transfer = c.tls_transfer;
+  if (c.first_slab_bytes != 0) options.first_slab_bytes = c.first_slab_bytes;
+  options.remap_ratio = c.remap_ratio;
+  return options;
+}
+
 void validate(const stress_config& c) {
-  if (!(c.remap_ratio == 0.0 || (c.remap_ratio >= 1.0 && std::isfinite(c.remap_ratio)))) {
-    throw config_error("--remap-ratio: 0 (off) or a finite number >= 1, got " + format_double(c.remap_ratio));
-  }
-  const std::size_t slab_bytes = pool_options{}.slab_bytes;
-  if (c.first_slab_bytes % (std::size_t{64} << 10) != 0 || c.first_slab_bytes > slab_bytes) {
-    throw config_error("--first-slab-bytes: a multiple of 64 KiB up to the slab size, " + std::to_string(slab_bytes) +
-                       " (or 0 for the default), got " + std::to_string(c.first_slab_bytes));
+  try {
+    cudapool::validate(pool_options_of(c));
+  } catch (const std::invalid_argument& e) {
+    // The options come from --first-slab-bytes (first_slab_bytes, 0: the default) and --remap-ratio.
+    throw config_error(std::string("--first-slab-bytes or --remap-ratio: ") + e.what());
   }
   const std::vector<std::string> variants = available_variants();
   if (std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {

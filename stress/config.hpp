@@ -121,6 +121,9 @@ struct stress_config {
 
 // Throws config_error for a configuration run_stress would reject.
 void validate(const stress_config& config);
+// The pool's options the command line asks for (first slab, remap ratio, tls transfer layer); the
+// harness adds its invalid-free handler. validate() refuses what cudapool::validate refuses in them.
+[[nodiscard]] pool_options pool_options_of(const stress_config& config);
 
 // A run given neither duration_seconds nor ops lasts this long.
 inline constexpr double default_duration_seconds = 10.0;

@@ -145,12 +145,9 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
       allocators.push_back(std::make_unique<peer_under_test>(*peers.back()));
       continue;
     }
-    pool_options options;
+    pool_options options = pool_options_of(config);
     options.on_invalid_free = &on_invalid_free;
     options.invalid_free_context = &violations;
-    options.tls_transfer = config.tls_transfer;
-    if (config.first_slab_bytes != 0) options.first_slab_bytes = config.first_slab_bytes;
-    options.remap_ratio = config.remap_ratio;
     std::unique_ptr<any_pool> pool = make_pool(config.variant, device, options);
     if (config.inject == fault::early_reuse) {
       pool = std::make_unique<early_reuse_pool>(std::move(pool));

@@ -30,27 +30,7 @@ std::string human(std::size_t bytes) {
 }
 
 const pool_options& validated(const pool_options& o) {
-  auto fail = [](const std::string& m) { throw std::invalid_argument("cudapool::pool_options: " + m); };
-  if (o.slab_bytes == 0 || o.slab_bytes % slab_alignment != 0) {
-    fail("slab_bytes must be a nonzero multiple of 64 KiB, got " + std::to_string(o.slab_bytes));
-  }
-  if (o.slab_bytes > (std::size_t{1} << 31)) fail("slab_bytes must be <= 2 GiB");
-  const std::size_t largest = o.fixed_block_bytes != 0 ? o.fixed_block_bytes : o.max_class_bytes;
-  if (largest > o.slab_bytes) {
-    fail("slab_bytes (" + std::to_string(o.slab_bytes) + ") must be >= the largest class (" +
-         std::to_string(largest) + ")");
-  }
-  if (o.first_slab_bytes == 0 || o.first_slab_bytes % slab_alignment != 0 || o.first_slab_bytes > o.slab_bytes) {
-    fail("first_slab_bytes must be a nonzero multiple of 64 KiB and <= slab_bytes, got " +
-         std::to_string(o.first_slab_bytes));
-  }
-  if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
-  if (o.epoch_batch > (mark_count_mask >> 1)) fail("epoch_batch must be < 2^23");
-  if (o.poll_before_growth.count() < 0) fail("poll_before_growth must be >= 0");
-  if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
-  if (!(o.remap_ratio == 0.0 || (o.remap_ratio >= 1.0 && std::isfinite(o.remap_ratio)))) {
-    fail("remap_ratio must be 0 (off) or a finite number >= 1, got " + std::to_string(o.remap_ratio));
-  }
+  validate(o);
   return o;
 }
 
@@ -576,3 +556,32 @@ oom_report pool_core::exhaustion_report(std::size_t bytes, std::size_t alignment
 }
 
 }  // namespace cudapool::core
+
+namespace cudapool {
+
+void validate(const pool_options& o) {
+  auto fail = [](const std::string& m) { throw std::invalid_argument("cudapool::pool_options: " + m); };
+  if (o.slab_bytes == 0 || o.slab_bytes % core::slab_alignment != 0) {
+    fail("slab_bytes must be a nonzero multiple of 64 KiB, got " + std::to_string(o.slab_bytes));
+  }
+  if (o.slab_bytes > (std::size_t{1} << 31)) fail("slab_bytes must be <= 2 GiB");
+  const std::size_t largest = o.fixed_block_bytes != 0 ? o.fixed_block_bytes : o.max_class_bytes;
+  if (largest > o.slab_bytes) {
+    fail("slab_bytes (" + std::to_string(o.slab_bytes) + ") must be >= the largest class (" +
+         std::to_string(largest) + ")");
+  }
+  if (o.first_slab_bytes == 0 || o.first_slab_bytes % core::slab_alignment != 0 || o.first_slab_bytes > o.slab_bytes) {
+    fail("first_slab_bytes must be a nonzero multiple of 64 KiB and <= slab_bytes, got " +
+         std::to_string(o.first_slab_bytes));
+  }
+  if (o.epoch_batch == 0) fail("epoch_batch must be >= 1");
+  if (o.epoch_batch > (core::mark_count_mask >> 1)) fail("epoch_batch must be < 2^23");
+  if (o.poll_before_growth.count() < 0) fail("poll_before_growth must be >= 0");
+  if (o.on_invalid_free == nullptr) fail("on_invalid_free must not be null");
+  if (!(o.remap_ratio == 0.0 || (o.remap_ratio >= 1.0 && std::isfinite(o.remap_ratio)))) {
+    fail("remap_ratio must be 0 (off) or a finite number >= 1, got " + std::to_string(o.remap_ratio));
+  }
+  static_cast<void>(core::size_classes{o});  // the classes' own rules (classes_per_doubling, max_class_bytes)
+}
+
+}  // namespace cudapool

@@ -395,6 +395,38 @@ TEST(PoolCore, InvalidOptionsAreRejected) {
   EXPECT_THROW(test_pool(nullptr, {}), std::invalid_argument);
 }
 
+// cudapool::validate holds the rules the constructor applies (tools and the plug-in call it on
+// their input): the same options pass or fail, and the message names the option.
+TEST(PoolCore, ValidateAppliesTheConstructorsRules) {
+  auto device = std::shared_ptr<sim_backend>(make_sim_backend());
+  EXPECT_NO_THROW(validate(pool_options{}));
+  const auto message = [](const pool_options& o) {
+    try {
+      validate(o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  pool_options o;
+  o.remap_ratio = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(message(o).find("remap_ratio"), std::string::npos) << message(o);
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+  o = {};
+  o.max_class_bytes = 3 << 10;  // the size classes' rule, not pool_core's
+  EXPECT_NE(message(o).find("max_class_bytes must be a power of two"), std::string::npos) << message(o);
+  o.max_class_bytes = 4 << 20;  // above the 2 MiB slab
+  EXPECT_NE(message(o).find("must be >= the largest class"), std::string::npos) << message(o);
+  o = {};
+  o.first_slab_bytes = 100000;
+  EXPECT_NE(message(o).find("first_slab_bytes"), std::string::npos) << message(o);
+  // A byte limit below the backend's page: only a pool, which knows its backend, refuses it.
+  o = {};
+  o.byte_limit = std::size_t{1} << 20;
+  EXPECT_NO_THROW(validate(o));
+  EXPECT_THROW(test_pool(device, o), std::invalid_argument);
+}
+
 TEST(PoolCore, InitialReservationBeyondTheLimitIsAnOutOfMemory) {
   auto device = std::shared_ptr<sim_backend>(make_sim_backend());
   pool_options o;

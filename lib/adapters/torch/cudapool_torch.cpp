@@ -127,6 +127,26 @@ std::size_t parse_bytes(const char* name, const char* text) {
   return static_cast<std::size_t>(value << shift);
 }
 
+// The pool options the settings ask for (byte_limit aside: the registry sets it per device).
+cudapool::pool_options options_of(const settings& s) {
+  cudapool::pool_options options;
+  options.remap_ratio = s.remap_ratio;
+  options.max_class_bytes = s.max_class_bytes;
+  options.cache_budget_bytes = s.tls_cache_bytes;
+  options.epoch_batch = s.epoch_batch;
+  return options;
+}
+
+// Aborts, naming the variable, when the options with what it set are refused: cudapool::validate
+// holds the rules (a refused option would otherwise fail every allocation, no pool being made).
+void check_options(const settings& s, const char* name, const char* text) {
+  try {
+    cudapool::validate(options_of(s));
+  } catch (const std::invalid_argument& e) {
+    fatal(std::string(name) + "='" + text + "': " + e.what());
+  }
+}
+
 settings read_settings() {
   settings s;
   const char* variant = std::getenv("CUDAPOOL_VARIANT");
@@ -150,35 +170,27 @@ settings read_settings() {
   }
   if (const char* m = std::getenv("CUDAPOOL_MAX_CLASS_BYTES"); m != nullptr && m[0] != '\0') {
     s.max_class_bytes = parse_bytes("CUDAPOOL_MAX_CLASS_BYTES", m);
-    // At most the plug-in's slab size (pool_options::slab_bytes, 2 MiB), which a class must fit in:
-    // above it no pool could be made, and every allocation would fail instead.
-    const std::size_t largest = cudapool::pool_options{}.slab_bytes;
-    if (s.max_class_bytes < 256 || s.max_class_bytes > largest || !std::has_single_bit(s.max_class_bytes)) {
-      fatal(std::string("CUDAPOOL_MAX_CLASS_BYTES='") + m + "' is not a power of two from 256 to " +
-            std::to_string(largest >> 20) + "m");
-    }
+    check_options(s, "CUDAPOOL_MAX_CLASS_BYTES", m);  // a power of two from 256 to the 2 MiB slab
   }
   if (const char* c = std::getenv("CUDAPOOL_TLS_CACHE_BYTES"); c != nullptr && c[0] != '\0') {
     s.tls_cache_bytes = parse_bytes("CUDAPOOL_TLS_CACHE_BYTES", c);
   }
   if (const char* b = std::getenv("CUDAPOOL_EPOCH_BATCH"); b != nullptr && b[0] != '\0') {
-    // pool_options::epoch_batch: 1 .. 2^23 - 1 (pool_core's bound), digits only.
     char* end = nullptr;
     errno = 0;
     const unsigned long long n = std::strtoull(b, &end, 10);
-    if (end == b || *end != '\0' || errno != 0 || b[0] == '-' || n == 0 || n >= (1ULL << 23)) {
-      fatal(std::string("CUDAPOOL_EPOCH_BATCH='") + b + "' is not a whole number from 1 to 8388607");
+    if (end == b || *end != '\0' || errno != 0 || b[0] == '-') {
+      fatal(std::string("CUDAPOOL_EPOCH_BATCH='") + b + "' is not a whole number");
     }
     s.epoch_batch = static_cast<std::size_t>(n);
+    check_options(s, "CUDAPOOL_EPOCH_BATCH", b);  // 1 .. 2^23 - 1
   }
   if (const char* r = std::getenv("CUDAPOOL_REMAP_RATIO"); r != nullptr && r[0] != '\0') {
     char* end = nullptr;
     errno = 0;
     s.remap_ratio = std::strtod(r, &end);
-    if (end == r || *end != '\0' || errno != 0 ||
-        !(s.remap_ratio == 0.0 || (s.remap_ratio >= 1.0 && std::isfinite(s.remap_ratio)))) {
-      fatal(std::string("CUDAPOOL_REMAP_RATIO='") + r + "' is not 0 or a finite number >= 1");
-    }
+    if (end == r || *end != '\0' || errno != 0) fatal(std::string("CUDAPOOL_REMAP_RATIO='") + r + "' is not a number");
+    check_options(s, "CUDAPOOL_REMAP_RATIO", r);  // 0 (off) or finite and >= 1
   }
   return s;
 }
@@ -270,12 +282,8 @@ std::unique_ptr<cudapool::any_pool> make_device_pool(int device, const settings&
   } else {
     backend = cudapool::make_cuda_backend(device);
   }
-  cudapool::pool_options options;
+  cudapool::pool_options options = options_of(s);
   options.byte_limit = limit;
-  options.remap_ratio = s.remap_ratio;
-  options.max_class_bytes = s.max_class_bytes;
-  options.cache_budget_bytes = s.tls_cache_bytes;
-  options.epoch_batch = s.epoch_batch;
   return cudapool::make_pool(s.variant, std::move(backend), options);
 }
 

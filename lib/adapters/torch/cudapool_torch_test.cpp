@@ -14,6 +14,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -216,13 +218,15 @@ TEST(torch_abi_default, max_class_bytes_sets_the_largest_class_and_a_bad_one_abo
   std::remove(stats.c_str());
   const child_result bad = run_child("zero", {{"CUDAPOOL_MAX_CLASS_BYTES", "3k"}});
   EXPECT_EQ(bad.signal, SIGABRT) << bad.stderr_text;
-  EXPECT_NE(bad.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='3k' is not a power of two"), std::string::npos)
+  EXPECT_NE(bad.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='3k': cudapool::pool_options: max_class_bytes must be a power of two"),
+            std::string::npos)
       << bad.stderr_text;
   // Above the plug-in's 2 MiB slabs no pool could be made (pool_options needs slab_bytes >= the
   // largest class): the setting aborts at once instead of failing every allocation.
   const child_result big = run_child("zero", {{"CUDAPOOL_MAX_CLASS_BYTES", "4m"}});
   EXPECT_EQ(big.signal, SIGABRT) << big.stderr_text;
-  EXPECT_NE(big.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='4m' is not a power of two from 256 to 2m"),
+  EXPECT_NE(big.stderr_text.find("CUDAPOOL_MAX_CLASS_BYTES='4m': cudapool::pool_options: slab_bytes (2097152) must be >= the "
+                                 "largest class (4194304)"),
             std::string::npos)
       << big.stderr_text;
 }
@@ -270,12 +274,16 @@ TEST(torch_abi_default, epoch_batch_is_read_recorded_and_a_bad_one_aborts) {
   EXPECT_EQ(numbers(one_json, "epoch_batch"), (std::vector<std::uint64_t>{1}));
   EXPECT_GE(full_closes(one_json), 2u * 3 * 9) << one_json;
   std::remove(stats.c_str());
-  for (const char* bad : {"0", "lots", "64k", "-1", "8388608"}) {
+  // Not a number (the plug-in's parser), or out of pool_options' range (cudapool::validate).
+  const std::pair<const char*, const char*> bad_ones[] = {{"lots", "' is not a whole number"},
+                                                          {"64k", "' is not a whole number"},
+                                                          {"-1", "' is not a whole number"},
+                                                          {"0", "': cudapool::pool_options: epoch_batch must be >= 1"},
+                                                          {"8388608", "': cudapool::pool_options: epoch_batch must be < 2^23"}};
+  for (const auto& [bad, why] : bad_ones) {
     const child_result r = run_child("zero", {{"CUDAPOOL_EPOCH_BATCH", bad}});
     EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
-    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_EPOCH_BATCH='") + bad + "' is not a whole number from 1 to 8388607"),
-              std::string::npos)
-        << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_EPOCH_BATCH='") + bad + why), std::string::npos) << r.stderr_text;
   }
 }
 
@@ -285,9 +293,9 @@ TEST(torch_abi_default, a_bad_remap_ratio_aborts) {
   for (const char* bad : {"0.5", "-1", "lots", "inf", "infinity", "nan"}) {
     const child_result r = run_child("zero", {{"CUDAPOOL_REMAP_RATIO", bad}});
     EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
-    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_REMAP_RATIO='") + bad + "' is not 0 or a finite number >= 1"),
-              std::string::npos)
-        << r.stderr_text;
+    const std::string why = std::string_view(bad) == "lots" ? "' is not a number"
+                                                            : "': cudapool::pool_options: remap_ratio must be 0 (off) or a finite number >= 1";
+    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_REMAP_RATIO='") + bad + why), std::string::npos) << r.stderr_text;
   }
 }
 

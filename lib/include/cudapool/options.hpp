@@ -118,4 +118,12 @@ struct pool_options {
   debug_options debug;
 };
 
+// Throws std::invalid_argument naming the first option out of its range: what a pool's constructor
+// throws for it. Tools and adapters that build options from their own input (stress's command
+// line, the PyTorch plug-in's environment) call it to refuse bad input before any pool exists,
+// rather than keep copies of the rules. One rule needs the backend and only a pool checks it: a
+// nonzero byte_limit below the smallest mapping (the backend's page, or slab_bytes without virtual
+// memory).
+void validate(const pool_options& options);
+
 }  // namespace cudapool
