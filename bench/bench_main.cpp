@@ -341,6 +341,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench: %s\n", e.what());
       return 2;
     }
+    // A replay's benchmarks are named by the file name alone: two of one name would share them.
+    const bench::trace& t = *traces.back();
+    const auto same = std::find_if(traces.begin(), traces.end() - 1, [&](const auto& o) { return o->name == t.name; });
+    if (same != traces.end() - 1) {
+      std::fprintf(stderr,
+                   "bench: traces %s and %s are both named '%s' (replay/<allocator>/<name>, the file name without"
+                   " directory and .csv): give one another file name\n",
+                   (*same)->path.c_str(), t.path.c_str(), t.name.c_str());
+      return 2;
+    }
   }
 
   std::shared_ptr<cudapool::backend> device;
