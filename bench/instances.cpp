@@ -22,8 +22,8 @@
 // Per variant it prints the instances' and the rounds' medians and how much of the variance of
 // log(ns per pair) each explains (two-way layout, rounds x instances, without interaction; F of the
 // instance effect against the residual: about 1 when instances do not differ). Exit 0 when every
-// measurement ran; 1 when an allocation failed or a process could not be started; 2 for a bad
-// command line.
+// measurement ran; 1 when an allocation failed, a process could not be started or the --json file
+// could not be written; 2 for a bad command line (an unwritable --json path among them).
 // The probe's own tests (bench/CMakeLists.txt): --inject-slow-instance=ITERS makes instance 0 do
 // ITERS more volatile increments per pair, a placement effect by construction, which the
 // decomposition must attribute to the instances; --inject-drift=ITERS makes every measurement taken
@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cmath>
@@ -270,6 +271,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (child) return run_child(backend, variants, pairs, bytes, slow_iters);
+  // Opened now, so that an unwritable path is a bad command line before the run rather than after it.
+  std::ofstream json;
+  if (!json_path.empty()) {
+    json.open(json_path);
+    if (!json) {
+      std::fprintf(stderr, "instances: --json: cannot write %s: %s\n", json_path.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
 
   // Per instance i and variant v: a pool in this process (made per variant, below), or process i.
   std::vector<std::unique_ptr<child_process>> children;
@@ -392,11 +402,11 @@ int main(int argc, char** argv) {
     v["f_rounds"] = d.f_rounds;
     out["variants"][variant] = v;
   }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << out.dump(1) << '\n';
-    if (!f) {
-      std::fprintf(stderr, "instances: cannot write %s\n", json_path.c_str());
+  if (json.is_open()) {
+    json << out.dump(1) << '\n';
+    json.close();
+    if (!json) {
+      std::fprintf(stderr, "instances: --json: writing %s failed\n", json_path.c_str());
       return 1;
     }
   }
