@@ -12,8 +12,12 @@
 namespace bench {
 
 trace load_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open trace " + path);
+  std::ifstream in;
+  try {
+    in = cudapool::core::open_trace_file(path);
+  } catch (const cudapool::core::trace_file_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
   trace t;
   t.path = path;
   std::string_view base = path;

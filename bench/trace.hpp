@@ -40,7 +40,8 @@ struct trace {
   std::vector<std::size_t> peak_live_upto;
 };
 
-// Throws std::runtime_error naming the file and line for anything malformed: what
+// Throws std::runtime_error naming the file (and line) for anything malformed: a file
+// core::open_trace_file refuses (a directory, one that cannot be read), what
 // core::parse_trace_line refuses (a field count other than 4 or 5, an unknown op, a field that is
 // not a number, an allocation of 0 bytes), what core::trace_live_ids refuses (an id allocated again
 // while it is live, a free of an id not live), more than 65536 streams or threads.

@@ -120,6 +120,22 @@ TEST(Trace, TakesFourOrFiveFieldsAndNamesABadLine) {
   }
 }
 
+// A UTF-8 byte-order mark before the header is skipped; a directory is refused as one.
+TEST(Trace, SkipsAByteOrderMarkAndRefusesADirectory) {
+  const std::string path = temp_trace("bom");
+  std::ofstream(path) << "\xEF\xBB\xBFop,id,bytes,stream\na,1,512,0\nf,1,512,0\n";
+  const trace t = load_trace(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(t.ops.size(), 2u);
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    (void)load_trace(dir);
+    ADD_FAILURE() << "a directory loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": is a directory, not a trace file");
+  }
+}
+
 // An id freed may be allocated again: it is one more allocation, and ends once if still live.
 TEST(Trace, AnIdFreedMayBeAllocatedAgain) {
   const std::string path = temp_trace("again");

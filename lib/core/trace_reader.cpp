@@ -1,7 +1,11 @@
-// trace_reader.cpp - one line of a trace, and the errors of its ids (format: trace_reader.hpp).
+// trace_reader.cpp - a trace file opened, one line of it read, the errors of its ids (format:
+// trace_reader.hpp).
 #include <cudapool/detail/core/trace_reader.hpp>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <system_error>
 
@@ -23,7 +27,17 @@ bool parse_number(std::string_view s, T& out) noexcept {
 
 }  // namespace
 
+std::ifstream open_trace_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw trace_file_error("is a directory, not a trace file");
+  std::ifstream in(path);
+  if (!in) throw trace_file_error(std::string("cannot be read: ") + std::strerror(errno));
+  return in;
+}
+
 std::optional<trace_line> parse_trace_line(std::string_view line) {
+  constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
+  if (line.starts_with(byte_order_mark)) line.remove_prefix(byte_order_mark.size());
   line = trim(line);
   if (line.empty() || line.front() == '#') return std::nullopt;
   std::string_view field[5];

@@ -1,9 +1,11 @@
 // trace_reader.hpp - one line of the trace format that trace_writer.hpp writes and
 // ../shared/traces holds (op,id,bytes,stream[,thread]): the one parser behind bench's replay
 // (bench/trace.cpp) and stress's --sizes=trace:FILE (stress/config.cpp). Each of them says where
-// (file and line); trace_live_ids below is the one rule across lines, that ids pair.
+// (file and line); trace_live_ids below is the one rule across lines, that ids pair, and
+// open_trace_file the one opening of a file.
 //
-// A line: blanks around it and around each field are ignored; a blank line, a line whose first
+// A line: a UTF-8 byte-order mark before it (some editors and spreadsheets start a CSV file with
+// one) and blanks around it and around each field are ignored; a blank line, a line whose first
 // character is '#' and the header (first field "op") hold no record. Otherwise four or five
 // comma-separated fields: op (a or f), id, bytes, stream and, from trace_writer, the host thread
 // (0 when absent); all but op are unsigned decimal numbers, and an allocation has bytes > 0.
@@ -11,8 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -26,6 +30,17 @@ struct trace_line {
   unsigned stream = 0;
   unsigned thread = 0;
 };
+
+// What is wrong with a trace file as a whole (what(): "is a directory, not a trace file", "cannot be
+// read: No such file or directory"); the caller says which file.
+class trace_file_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The trace file at path, open for reading. Throws trace_file_error (a directory opens, and then
+// reads as an error or as nothing, which said neither what nor where).
+[[nodiscard]] std::ifstream open_trace_file(const std::string& path);
 
 // What is wrong with a line (what(): "op must be a or f", "id is not a number", ...).
 class trace_line_error : public std::runtime_error {

@@ -43,6 +43,27 @@ TEST(TraceReader, BlankCommentAndHeaderLinesHoldNoRecord) {
   }
 }
 
+// A UTF-8 byte-order mark (some editors and spreadsheets start a CSV file with one) is skipped.
+TEST(TraceReader, SkipsAUtf8ByteOrderMark) {
+  EXPECT_FALSE(parse_trace_line("\xEF\xBB\xBFop,id,bytes,stream").has_value());
+  expect_record("\xEF\xBB\xBF" "a,7,4096,2", true, 7, 4096, 2, 0);
+}
+
+// A file that cannot be a trace says so: a directory, a path that does not exist.
+TEST(TraceReader, OpenTraceFileSaysWhyNot) {
+  const auto error_of = [](const std::string& path) -> std::string {
+    try {
+      (void)open_trace_file(path);
+    } catch (const trace_file_error& e) {
+      return e.what();
+    }
+    return "opened";
+  };
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  EXPECT_EQ(error_of(dir.string()), "is a directory, not a trace file");
+  EXPECT_EQ(error_of((dir / "cudapool_no_such_trace.csv").string()), "cannot be read: No such file or directory");
+}
+
 TEST(TraceReader, EveryErrorSaysWhat) {
   for (const auto& [line, why] : {std::tuple{"a,1,512", "expected op,id,bytes,stream[,thread]"},
                                   std::tuple{"a,1,512,0,0,9", "expected op,id,bytes,stream[,thread]"},
