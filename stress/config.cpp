@@ -95,15 +95,22 @@ fault parse_fault(std::string_view text) {
 
 std::vector<trace_record> load_trace(const std::string& path) {
   const std::string where = "--sizes=trace:" + path;
-  std::ifstream in(path);
-  if (!in) throw config_error(where + ": cannot read the file: " + std::strerror(errno));
+  std::ifstream in;
+  try {
+    in = core::open_trace_file(path);
+  } catch (const core::trace_file_error& e) {
+    throw config_error(where + ": " + e.what());
+  }
   std::vector<trace_record> records;
+  core::trace_live_ids<bool> live;  // the ids pair (refused here, where the line is known)
   bool any_allocation = false;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     std::optional<trace_record> r;
     try {
       r = core::parse_trace_line(line);
+      if (r && r->allocate) live.allocate(r->id, true);
+      if (r && !r->allocate) (void)live.free(r->id);
     } catch (const core::trace_line_error& e) {
       throw config_error(where + ": line " + std::to_string(number) + ": " + e.what() + ": '" + line + "'");
     }

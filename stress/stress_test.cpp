@@ -390,8 +390,12 @@ TEST(StressConfig, ParsesSizeSpecs) {
 TEST(StressConfig, RefusesBadTraces) {
   EXPECT_THROW((void)parse_size_spec("trace:" + ::testing::TempDir() + "stress_test_no_such_file.csv"), config_error);
 
-  const temp_file empty("empty_trace.csv", "# nothing\nop,id,bytes,stream\nf,1,512,0\n");
+  const temp_file empty("empty_trace.csv", "# nothing\nop,id,bytes,stream\n");
   expect_config_error([&] { (void)load_trace(empty.path()); }, "no allocations");
+  // Ids pair as they are read, so the message names the line.
+  const temp_file free_first("free_first_trace.csv", "# nothing\nop,id,bytes,stream\nf,1,512,0\n");
+  expect_config_error([&] { (void)load_trace(free_first.path()); }, "line 3: free of id 1, which is not live");
+  expect_config_error([&] { (void)load_trace(::testing::TempDir()); }, "is a directory, not a trace file");
 
   const temp_file malformed("malformed_trace.csv", "a,0,512,0\na,1,lots,0\n");
   expect_config_error([&] { (void)load_trace(malformed.path()); }, "line 2");
