@@ -191,20 +191,24 @@ def segment_check(torch):
 def run_steps(ctx, step, prepare=None):
     """Times ctx.steps calls of step(i) (prepare(i), untimed, gives its argument): synchronize,
     timer, step, synchronize, timer. step returns a scalar (tensor or number) read after the timer.
-    Also samples the device memory in use at each step's end."""
+    host_ms: from the same start to step's return, before the synchronize (the host's share: where
+    it is near step_ms, the step is host-bound). Also samples the device memory in use at each
+    step's end."""
     torch, dev = ctx.torch, ctx.dev
-    step_ms, values, peak = [], [], 0
+    step_ms, host_ms, values, peak = [], [], [], 0
     for i in range(ctx.steps):
         arg = prepare(i) if prepare is not None else i
         torch.cuda.synchronize(dev)
         t0 = time.perf_counter()
         value = step(arg)
+        t1 = time.perf_counter()
         torch.cuda.synchronize(dev)
         step_ms.append((time.perf_counter() - t0) * 1e3)
+        host_ms.append((t1 - t0) * 1e3)
         values.append(float(value.item()) if hasattr(value, "item") else float(value))
         del value, arg
         peak = max(peak, used_bytes(torch, dev))
-    return {"step_ms": step_ms, "values": values, "peak_used_bytes": peak}
+    return {"step_ms": step_ms, "host_ms": host_ms, "values": values, "peak_used_bytes": peak}
 
 
 # ---- workloads -------------------------------------------------------------------------------
@@ -489,6 +493,8 @@ def run(args):
             "p90_step_ms": percentile(timed, 90),
             "mean_step_ms": statistics.fmean(timed),
             "step_ms": r.pop("step_ms"),
+            "median_host_ms": statistics.median(r["host_ms"][args.warmup:]),
+            "host_ms": r.pop("host_ms"),
             "used_bytes": used,
             "used_over_baseline_bytes": used - baseline,
             "peak_used_bytes": r["peak_used_bytes"],
