@@ -472,15 +472,17 @@ segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, 
   std::size_t hole = 0;
   const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, &hole);
   run r = id != none ? run_around(id, use) : run{none, none};
-  // A run of neighbours can only win in a smaller hole than the extent's, and none is smaller than
-  // the request: an exact fit (a freed tensor's size asked again) skips the search of the runs.
-  const bool exact = id != none && hole == bytes;
-  if (!exact && !pending_.empty()) {
-    if (multi_stream_.load(std::memory_order_relaxed) || (r.first == none && runs_possible_)) {
+  // Runs of neighbours only where no free extent fits. With several streams a run in a smaller hole
+  // than the extent's could win, but looking for one walks pending_ on every placement. Without
+  // that walk the sim's mlp_4stream replay (events elided) took 0.79-0.89x the time per operation
+  // in 12 of 12 alternating processes (transformer_lm_train, which never walks it, 0.97-1.05x),
+  // and reserved 1.047x its live peak for mutex, lockfree and tls as before, 1.060x for stream
+  // (1.047-1.057x before; the H100 gave the same, docs/results/2026-12-06-h100-s37, call F).
+  if (r.first == none && !pending_.empty()) {
+    if (multi_stream_.load(std::memory_order_relaxed) || runs_possible_) {
       std::size_t run_hole = 0;
-      const run q = find_run(bytes, alignment, use, wilderness, &run_hole);
-      if (q.first != none && (r.first == none || run_hole < hole)) r = q;
-    } else if (r.first == none) {
+      r = find_run(bytes, alignment, use, wilderness, &run_hole);
+    } else {
       stale_seen_ += stale_pending_;  // one stream, no run anywhere (runs_possible_): what the walk counts
     }
   }
