@@ -373,6 +373,16 @@ def section_torch(pg):
             round1 = True
             return used / (1 << 20)
 
+        # workloads.py since s37: the ratio on the steps both processes spent waiting for the device
+        # (host_ms), where a host-bound step's time is the process's level, not the allocator's.
+        bound = any(r.get("device_bound_vs_torch") is not None for r in rows)
+        if bound:
+            pg.add("", "`x torch, device-bound steps`: the median over the steps that both processes spent waiting "
+                   "for the device (the host's time to the step's return at most 0.8 of the step) of the step's "
+                   "time over PyTorch's allocator's at the same step (the same seed, the same shapes); with "
+                   "rounds the median of the rounds', and the steps counted over the rounds. A host-bound step "
+                   "takes the host's launch time, which is the process's level whatever the allocator "
+                   "(docs/results/2026-12-06-h100-s37).")
         for w in workloads:
             t = get.get((w, "torch"), {})
             e = get.get((w, "torch-expandable"), {})
@@ -390,13 +400,16 @@ def section_torch(pg):
                 x_proc = r.get("process_vs_torch_expandable")  # the median of the rounds' ratios
                 if x_proc is None:
                     x_proc = ratio(proc, process_mib(w, "torch-expandable"))
-                out.append([a, fmt(ms), x_torch, fmt(ratio(ms, e.get("median_step_ms"))),
+                x_bound = fmt(r.get("device_bound_vs_torch")) + (
+                    f" ({sum(r.get('device_bound_steps_by_round') or [])} steps)" if r.get("device_bound_vs_torch") is not None else "")
+                out.append([a, fmt(ms), x_torch] + ([x_bound] if bound else []) + [fmt(ratio(ms, e.get("median_step_ms"))),
                             fmt(r.get("p90_step_ms")), fmt(mib), fmt(ratio(mib, t.get("used_over_baseline_mib"))),
                             fmt(ratio(mib, e.get("used_over_baseline_mib"))), fmt(proc), fmt(x_proc, 4),
                             fmt(r.get("peak_used_over_baseline_mib")),
                             {True: "yes", False: "**no**"}.get(r.get("values_match_torch"), "–")])
             pg.add("", f"### {w}", "")
-            pg.add(*table(["allocator", "median step ms", "x torch", "x expandable", "p90 ms", "MiB over baseline",
+            pg.add(*table(["allocator", "median step ms", "x torch"] + (["x torch, device-bound steps"] if bound else []) +
+                          ["x expandable", "p90 ms", "MiB over baseline",
                            "x torch", "x expandable", "process MiB", "x expandable (process)", "peak MiB",
                            "losses/checksums = torch"], out))
         if round1:

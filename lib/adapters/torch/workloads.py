@@ -564,6 +564,30 @@ def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
+# A step is device-bound where the host had launched it well before the device finished it:
+# host_ms <= DEVICE_BOUND_HOST_SHARE * step_ms. Where the host sets the pace, a step's time is the
+# host's launch time, and that is the process's: lm_infer_varseq's steps of <= 300 tokens took
+# 5.9-10.8 ms in twelve processes of every allocator on an H100, PyTorch's own allocator 6.3 and
+# 9.7 ms in two (docs/results/2026-12-06-h100-s37, call F).
+DEVICE_BOUND_HOST_SHARE = 0.8
+
+
+def device_bound_ratio(run, w, torch_run, tw):
+    """The median over the steps (after warm-up) that are device-bound in both processes of w's step
+    time over PyTorch's allocator's at the same step (the same seed: the same shapes), and how many
+    steps that is. (None, 0) without host_ms (runs before it) or without such a step."""
+    if not w or not tw or "host_ms" not in w or "host_ms" not in tw:
+        return None, 0
+    warmup = max(run.get("config", {}).get("warmup", 0), torch_run.get("config", {}).get("warmup", 0))
+    n = min(len(w["step_ms"]), len(tw["step_ms"]), len(w["host_ms"]), len(tw["host_ms"]))
+    steps = [i for i in range(warmup, n)
+             if w["host_ms"][i] <= DEVICE_BOUND_HOST_SHARE * w["step_ms"][i]
+             and tw["host_ms"][i] <= DEVICE_BOUND_HOST_SHARE * tw["step_ms"][i] and tw["step_ms"][i] > 0]
+    if not steps:
+        return None, 0
+    return statistics.median(w["step_ms"][i] / tw["step_ms"][i] for i in steps), len(steps)
+
+
 def summary(args):
     # Runs of one allocator (one label) are its rounds, in the order given: gpu-suite's TORCH_ROUNDS
     # alternates the allocators' processes round by round, so round k of each ran side by side.
@@ -600,6 +624,7 @@ def summary(args):
             if not per:
                 continue
             vs_torch = [ratio(w["median_step_ms"], (of(nth("torch", k), name) or {}).get("median_step_ms")) for k, w in per]
+            bound = [device_bound_ratio(rs[k], w, nth("torch", k), of(nth("torch", k), name)) for k, w in per]
             vs_exp = [ratio(w["used_over_baseline_bytes"],
                             (of(nth("torch-expandable", k), name) or {}).get("used_over_baseline_bytes")) for k, w in per]
             # The process in all (context and cuBLAS included), as mem_get_info counts it: issue 14's
@@ -616,6 +641,11 @@ def summary(args):
                 # The median over rounds of the round's ratio to PyTorch's allocator of the same round.
                 "median_vs_torch": median(vs_torch),
                 "vs_torch_by_round": vs_torch,
+                # The same on the steps both processes spent waiting for the device (host_ms): what
+                # the allocator does to the device's work, without the host's level of the process.
+                "device_bound_vs_torch": median([x for x, _ in bound]),
+                "device_bound_vs_torch_by_round": [x for x, _ in bound],
+                "device_bound_steps_by_round": [n for _, n in bound],
                 "used_over_baseline_mib": median([w["used_over_baseline_bytes"] / MiB for _, w in per]),
                 "used_over_baseline_mib_by_round": [w["used_over_baseline_bytes"] / MiB for _, w in per],
                 "used_vs_torch_expandable": median(vs_exp),
@@ -625,13 +655,14 @@ def summary(args):
                 "peak_used_over_baseline_mib": median([w["peak_used_over_baseline_bytes"] / MiB for _, w in per]),
                 "values_match_torch": None if t0 is None else all(w["values"] == t0["values"] for _, w in per),
             })
-    header = ("workload", "allocator", "median ms", "x torch", "p90 ms", "MiB over baseline", "x torch-expandable",
+    header = ("workload", "allocator", "median ms", "x torch", "x torch (device-bound steps)", "p90 ms", "MiB over baseline", "x torch-expandable",
               "process MiB", "x torch-expandable (process)", "peak MiB over baseline", "losses/checksums = torch")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         same = {None: "-", True: "yes", False: "NO"}[row["values_match_torch"]]
         lines.append(f"| {row['workload']} | {row['allocator']} | {row['median_step_ms']:.3f} | "
-                     f"{fmt(row['median_vs_torch'], '.3f')} | {row['p90_step_ms']:.3f} | "
+                     f"{fmt(row['median_vs_torch'], '.3f')} | {fmt(row['device_bound_vs_torch'], '.3f')} | "
+                     f"{row['p90_step_ms']:.3f} | "
                      f"{row['used_over_baseline_mib']:.1f} | {fmt(row['used_vs_torch_expandable'], '.3f')} | "
                      f"{row['used_mib']:.1f} | {fmt(row['process_vs_torch_expandable'], '.3f')} | "
                      f"{row['peak_used_over_baseline_mib']:.1f} | {same} |")

@@ -74,6 +74,39 @@ class Summary(unittest.TestCase):
         self.assertIn("x torch-expandable (process)", header)
         self.assertIn("| 3453.0 | 1.003 |", doc["markdown"])
 
+    def test_device_bound_steps_against_torch(self):
+        # Step by step against PyTorch's allocator, only where both processes waited for the device
+        # (host_ms <= 0.8 step_ms): steps 0-1 are host-bound in both (the process's level: 1.5x
+        # here), step 2 only in the pool's process; steps 3-4 count, at 1.01x and 1.03x.
+        w = load(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "workloads.py"))
+        steps = {  # allocator: (step_ms, host_ms)
+            "torch": ([10.0, 10.0, 20.0, 20.0, 30.0], [9.9, 9.9, 5.0, 5.0, 5.0]),
+            "cudapool": ([15.0, 15.0, 21.0, 20.2, 30.9], [14.9, 14.9, 20.9, 5.0, 5.0]),
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for alloc, variant in (("torch", None), ("torch-expandable", None), ("cudapool", "lockfree")):
+                doc = run_json(alloc, 595, 3443, 12.0, variant)
+                doc["config"]["steps"] = 5
+                if alloc in steps:
+                    doc["workloads"]["lm_train"]["step_ms"], doc["workloads"]["lm_train"]["host_ms"] = steps[alloc]
+                path = os.path.join(tmp, f"{alloc}.json")
+                with open(path, "w") as f:
+                    json.dump(doc, f)
+                files.append(path)
+            out = os.path.join(tmp, "all.json")
+            self.assertEqual(w.summary(w.parse_args(["--summary", *files, f"--out={out}"])), 0)
+            with open(out) as f:
+                doc = json.load(f)
+        rows = {r["allocator"]: r for r in doc["rows"]}
+        pool = rows["cudapool-lockfree"]
+        self.assertAlmostEqual(pool["device_bound_vs_torch"], (1.01 + 1.03) / 2)
+        self.assertEqual(pool["device_bound_steps_by_round"], [2])
+        self.assertAlmostEqual(rows["torch"]["device_bound_vs_torch"], 1.0)
+        # A run without host_ms (workloads.py before s37) has no such figure.
+        self.assertIsNone(rows["torch-expandable"]["device_bound_vs_torch"])
+        self.assertIn("x torch (device-bound steps)", doc["markdown"].splitlines()[0])
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
