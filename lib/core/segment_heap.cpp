@@ -138,8 +138,8 @@ inline std::size_t segment_heap::bin_floor(unsigned b) noexcept {
   return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
 }
 
-inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
-                                     std::size_t* hole) const noexcept {
+inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
+                                            bool wilderness) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
   // The extent's own bytes first: the wilderness test reads its neighbour (another cache line).
@@ -182,7 +182,6 @@ inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t align
         if (h == bytes) break;  // a hole of exactly the request: nothing fits in less
       }
     }
-    *hole = best_hole;
     if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) return best;
   }
 }
@@ -469,8 +468,7 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
 // neighbours that `use` may all take (ranges of its stream beside resolved ones, which free()
 // keeps apart), cut from the start of what `use` may take of the hole (one remnant, not two).
 segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
-  std::size_t hole = 0;
-  const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, &hole);
+  const std::uint32_t id = find_fit(bytes, alignment, use, wilderness);
   run r = id != none ? run_around(id, use) : run{none, none};
   // Runs of neighbours only where no free extent fits. With several streams a run in a smaller hole
   // than the extent's could win, but looking for one walks pending_ on every placement. Without
@@ -480,8 +478,7 @@ segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, 
   // (1.047-1.057x before; the H100 gave the same, docs/results/2026-12-06-h100-s37, call F).
   if (r.first == none && !pending_.empty()) {
     if (multi_stream_.load(std::memory_order_relaxed) || runs_possible_) {
-      std::size_t run_hole = 0;
-      r = find_run(bytes, alignment, use, wilderness, &run_hole);
+      r = find_run(bytes, alignment, use, wilderness);
     } else {
       stale_seen_ += stale_pending_;  // one stream, no run anywhere (runs_possible_): what the walk counts
     }
@@ -508,8 +505,8 @@ const void* segment_heap::tighter_behind_epoch(std::size_t bytes, std::size_t al
 // The smallest run of two or more neighbouring free extents, all of which `use` may take, that
 // holds an aligned range of `bytes`: {none, none} if there is none. Every such run holds a tagged
 // extent (two untagged neighbours are always merged), so the runs grow from pending_'s extents.
-segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
-                                         std::size_t* hole) const noexcept {
+segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignment, stream_use use,
+                                         bool wilderness) const noexcept {
   run best{none, none};
   std::size_t best_bytes = 0;
   bool neighbours = false;  // a pending free extent with a free neighbour was met
@@ -540,7 +537,6 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
   // Every run holds a pending extent (free neighbours with nothing pending always merge): with none
   // beside a free neighbour there is no run.
   if (!neighbours) runs_possible_ = false;
-  *hole = best_bytes;
   return best;
 }
 

@@ -201,16 +201,15 @@ class segment_heap {
   // All private functions run under mutex_.
   // The best-fitting free extent the caller may use, or none. wilderness = false leaves out the
   // free extents that end at unmapped address space (the top of a segment's mapped pages).
-  // *hole: the bytes of the hole (run of free neighbours) the result lies in.
   // Inline into place(), its one caller (segment_heap.cpp alone calls it): as a call its prologue
   // and epilogue were a fifth of its instructions.
-  [[gnu::always_inline]] inline std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
-                                                       std::size_t* hole) const noexcept;
+  [[gnu::always_inline]] inline std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
+                                                       bool wilderness) const noexcept;
   [[nodiscard]] std::size_t hole_bytes(std::uint32_t id) const noexcept;
   struct run {
     std::uint32_t first, last;  // neighbouring free extents, in address order
   };
-  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness, std::size_t* hole) const noexcept;
+  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
   run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
   [[nodiscard]] bool pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept;
   // The stream of the free extent that `use` may not take yet and that would hold the request in
