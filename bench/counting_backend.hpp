@@ -23,11 +23,13 @@ struct device_call_counts {
   std::uint64_t waits = 0;          // wait(), synchronize(), synchronize_device()
   std::uint64_t stream_waits = 0;   // stream_wait()
   std::uint64_t incomplete_queries = 0;  // query() that found its event pending
+  std::uint64_t busy_stream_queries = 0;  // query_stream() that found the stream busy
   // forward mode: the time spent inside the inner backend's record() and event query(), in ns
   // (steady_clock around each call): what the calls cost where the pool makes them, caches as the
   // pool leaves them, against limit/epoch_event's ring of the same calls back to back.
   std::uint64_t record_ns = 0;
   std::uint64_t query_ns = 0;
+  std::uint64_t stream_query_ns = 0;  // inside query_stream()
 };
 
 // What the counted event calls do (every mode counts them):
@@ -66,7 +68,8 @@ class counting_backend final : public cudapool::backend {
     return {records_.load(std::memory_order_relaxed), queries_.load(std::memory_order_relaxed),
             stream_queries_.load(std::memory_order_relaxed), waits_.load(std::memory_order_relaxed),
             stream_waits_.load(std::memory_order_relaxed), incomplete_queries_.load(std::memory_order_relaxed),
-            record_ns_.load(std::memory_order_relaxed), query_ns_.load(std::memory_order_relaxed)};
+            busy_stream_queries_.load(std::memory_order_relaxed), record_ns_.load(std::memory_order_relaxed),
+            query_ns_.load(std::memory_order_relaxed), stream_query_ns_.load(std::memory_order_relaxed)};
   }
 
   [[nodiscard]] std::string_view name() const noexcept override { return inner_->name(); }
@@ -104,9 +107,15 @@ class counting_backend final : public cudapool::backend {
     if (mode_ == event_mode::elide) return true;
     if (mode_ == event_mode::settle || mode_ == event_mode::lag) {
       inner_->synchronize(s);
-      return mode_ == event_mode::settle || complete(last_of(s));
+      if (mode_ == event_mode::settle || complete(last_of(s))) return true;
+      count(busy_stream_queries_);
+      return false;
     }
-    return inner_->query_stream(s);
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool done = inner_->query_stream(s);
+    add_ns(stream_query_ns_, t0);
+    if (!done) count(busy_stream_queries_);
+    return done;
   }
   [[nodiscard]] cudapool::event_handle acquire_event() override { return inner_->acquire_event(); }
   void release_event(cudapool::event_handle e) noexcept override { inner_->release_event(e); }
@@ -198,6 +207,7 @@ class counting_backend final : public cudapool::backend {
   std::uint64_t caught_up_ = 0;  // the host waited for everything recorded up to this (1 + tick)
   std::uint64_t ticks_ = 0;
   std::atomic<std::uint64_t> incomplete_queries_{0};
+  std::atomic<std::uint64_t> busy_stream_queries_{0};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> queries_{0};
   std::atomic<std::uint64_t> stream_queries_{0};
@@ -205,6 +215,7 @@ class counting_backend final : public cudapool::backend {
   std::atomic<std::uint64_t> stream_waits_{0};
   std::atomic<std::uint64_t> record_ns_{0};
   std::atomic<std::uint64_t> query_ns_{0};
+  std::atomic<std::uint64_t> stream_query_ns_{0};
 };
 
 }  // namespace bench

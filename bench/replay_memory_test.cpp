@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -280,8 +281,27 @@ TEST(ReplayMemory, TheLaggedDeviceCompletesEventsLagOperationsLater) {
   device.synchronize(s);
   EXPECT_TRUE(device.query(e));
   EXPECT_EQ(device.counts().incomplete_queries, 3u);  // query()'s alone, as in forward mode
+  EXPECT_EQ(device.counts().busy_stream_queries, 2u);  // query_stream()'s alone
   device.release_event(e);
   device.release_event(f);
+  device.destroy_stream(s);
+}
+
+// Forward mode counts the stream queries that found their stream busy and times every stream query
+// (serve's device_busy_stream_queries and device_stream_query_ns_per_call: the stream variant's
+// steals).
+TEST(ReplayMemory, ForwardModeCountsBusyStreamQueries) {
+  bench::counting_backend device{std::shared_ptr<backend>(make_sim_backend())};
+  const stream_ref s = device.create_stream();
+  device.spin(s, std::chrono::milliseconds(200));
+  EXPECT_FALSE(device.query_stream(s));
+  device.synchronize(s);
+  EXPECT_TRUE(device.query_stream(s));
+  const bench::device_call_counts n = device.counts();
+  EXPECT_EQ(n.stream_queries, 2u);
+  EXPECT_EQ(n.busy_stream_queries, 1u);
+  EXPECT_GT(n.stream_query_ns, 0u);
+  EXPECT_EQ(n.incomplete_queries, 0u);  // event queries alone
   device.destroy_stream(s);
 }
 

@@ -358,7 +358,8 @@ inline void pool_activity_counters(benchmark::State& state, const cudapool::pool
 
 // The pool's device calls (run_options::count_device_calls), per `unit` of `of` (operations,
 // allocations): counters device_records_<name>, device_queries_<name> (of which
-// device_stream_queries_<name>: stream queries, the rest event queries), device_waits_<name>.
+// device_stream_queries_<name>: stream queries, the rest event queries; device_busy_stream_queries_<name>:
+// the stream queries that found the stream busy), device_waits_<name>.
 inline void device_call_counters(benchmark::State& state, const run_context& ctx, double of, const char* name) {
   if (!ctx.counted || of <= 0) return;
   const device_call_counts n = ctx.counted->counts();
@@ -367,11 +368,15 @@ inline void device_call_counters(benchmark::State& state, const run_context& ctx
   state.counters[std::string("device_queries_") + name] = per(n.queries);
   state.counters[std::string("device_stream_queries_") + name] = per(n.stream_queries);
   state.counters[std::string("device_incomplete_queries_") + name] = per(n.incomplete_queries);
+  if (n.stream_queries > 0) state.counters[std::string("device_busy_stream_queries_") + name] = per(n.busy_stream_queries);
   state.counters[std::string("device_waits_") + name] = per(n.waits + n.stream_waits);
-  // forward mode only (0 otherwise): ns inside record() and event query() per call, where made.
+  // forward mode only (0 otherwise): ns inside record(), event query() and query_stream() per call.
   if (n.records > 0 && n.record_ns > 0) state.counters["device_record_ns_per_call"] = double(n.record_ns) / double(n.records);
   const std::uint64_t event_queries = n.queries - n.stream_queries;
   if (event_queries > 0 && n.query_ns > 0) state.counters["device_query_ns_per_call"] = double(n.query_ns) / double(event_queries);
+  if (n.stream_queries > 0 && n.stream_query_ns > 0) {
+    state.counters["device_stream_query_ns_per_call"] = double(n.stream_query_ns) / double(n.stream_queries);
+  }
 }
 
 // ---- registration ------------------------------------------------------------------------------
