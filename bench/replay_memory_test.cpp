@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -251,6 +252,29 @@ TEST(ReplayMemory, StreamOrderedReplaysWithTheDeviceAStepBehind) {
       RecordProperty(std::string(name) + "_" + v, std::to_string(lagged));
       EXPECT_LE(lagged, std::max(1.10, floor + 0.01)) << name << " " << v << ", the device " << step
                                                        << " operations behind: floor " << floor;
+    }
+  }
+}
+
+// LM inference alone in a fresh process (testdata/lm_infer_varseq_alone.csv, recorded on the GPU
+// with the plug-in: 65 steps, a new sequence length each) with the device behind the host: a
+// step's frees are pending when the next step allocates. A slab takes no pending range, so it maps a
+// page; cut from the bottom of the unmapped space, that page walled the step's pending range off
+// from the pages above it, and the next, larger request mapped all of its bytes past the wall:
+// 1.18x the live peak with the device 1/30 of the trace behind, 1.49x with it never caught up
+// (the GPU process mapped 1,312 MiB for 1,004 MiB live, docs/results/2026-12-06-h100-s38), against
+// 1.07x with every event complete. The growth now maps from the top of the unmapped range when the
+// range below it is one the caller may not take (segment_heap::grow).
+TEST(ReplayMemory, ASlabMappedWhileRangesArePendingDoesNotWallThemOff) {
+  pool_options plugin;
+  plugin.max_class_bytes = std::size_t{64} << 10;
+  const bench::trace t = bench::load_trace(CUDAPOOL_TESTDATA_DIR "/lm_infer_varseq_alone.csv");
+  const double floor = static_cast<double>(bench::best_fit_floor(t, std::size_t{2} << 20)) / static_cast<double>(t.peak_live);
+  for (const std::uint64_t lag : {std::uint64_t{t.ops.size() / 30}, std::uint64_t{1} << 40}) {
+    for (const std::string& v : available_variants()) {
+      const double lagged = ordered_reserved_over_live(t, v, plugin, 1, 0, bench::event_mode::lag, lag);
+      RecordProperty("lag_" + std::to_string(lag) + "_" + v, std::to_string(lagged));
+      EXPECT_LE(lagged, std::max(1.10, floor + 0.01)) << v << ", the device " << lag << " operations behind: floor " << floor;
     }
   }
 }

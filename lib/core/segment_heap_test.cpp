@@ -263,6 +263,51 @@ TEST_P(SegmentHeap, GrowthBesideAPendingRangeDoesNotHandItOut) {
   EXPECT_TRUE(addr(slab) >= addr(a) + page || addr(slab) + page <= addr(a)) << "got s's pending page";
 }
 
+// A slab mapped while the range below the unmapped pages is pending does not wall it off: its page
+// comes from the top of the unmapped range, and once the range is free for all, a large request
+// grows it by the pages it lacks (s38: cut from the bottom, the slab sat between the range and the
+// unmapped pages, and the request mapped all of its bytes above the slab; lm_infer_varseq alone,
+// with the device behind, reserved 1.49x its live peak).
+TEST_P(SegmentHeap, ASlabMappedBesideAPendingRangeLeavesItRoomToGrow) {
+  if (!GetParam()) GTEST_SKIP() << "chunks do not grow beside a range";
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0;
+  void* a = heap->allocate(4 * page, 256, kind::large, {&s, true}, true);
+  ASSERT_EQ(heap->free(a, kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  void* slab = heap->allocate(page, page, kind::slab, {}, true);
+  ASSERT_NE(slab, nullptr);
+  EXPECT_NE(addr(slab), addr(a) + 4 * page) << "the slab's page walls the pending range off";
+  completed.store(1);  // the range is free for all now
+  const std::size_t mapped = heap->stats().mapped_bytes;
+  void* big = heap->allocate(6 * page, 256, kind::large, {}, true);
+  EXPECT_EQ(big, a) << "the range grew into the pages above it";
+  EXPECT_EQ(heap->stats().mapped_bytes, mapped + 2 * page);
+  ASSERT_EQ(heap->free(big, kind::large, {}), segment_heap::free_result::freed);
+  ASSERT_EQ(heap->free(slab, kind::slab, {}), segment_heap::free_result::freed);
+}
+
+// Growth with a free range the caller may take above the unmapped pages and none below (an island
+// left by the rule above, or by trim) places the request up against that range: it maps only the
+// pages the range lacks, not all of its bytes at the bottom of the unmapped pages.
+TEST_P(SegmentHeap, GrowthExtendsAFreeRangeAboveTheUnmappedPages) {
+  if (!GetParam()) GTEST_SKIP() << "chunks do not grow beside a range";
+  auto heap = make();
+  std::atomic<std::uint64_t> completed{0};
+  int s = 0;
+  int t = 0;
+  void* a = heap->allocate(4 * page, 256, kind::large, {&s, true}, true);
+  ASSERT_EQ(heap->free(a, kind::large, {&completed, 1, &s, true}), segment_heap::free_result::freed);
+  void* slab = heap->allocate(page, page, kind::slab, {}, true);  // an island at the top
+  ASSERT_GT(addr(slab), addr(a) + 4 * page);
+  ASSERT_EQ(heap->free(slab, kind::slab, {}), segment_heap::free_result::freed);  // free for all
+  const std::size_t mapped = heap->stats().mapped_bytes;
+  void* p = heap->allocate(3 * page, 256, kind::large, {&t, true}, true);  // a's range is not t's
+  EXPECT_EQ(addr(p), addr(slab) - 2 * page) << "placed up against the island";
+  EXPECT_EQ(heap->stats().mapped_bytes, mapped + 2 * page);
+  ASSERT_EQ(heap->free(p, kind::large, {}), segment_heap::free_result::freed);
+}
+
 // With one stream, growth for a slab into a hole between used memory and a range pending on that
 // stream leaves the rest of the new page free beside the pending range and apart from it (the slab
 // may not use it): a run the stream may take whole. With one stream place() looks for runs only

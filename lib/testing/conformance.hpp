@@ -592,13 +592,14 @@ TYPED_TEST_P(conformance, StreamOrderedLargeFreeWaitsForItsStream) {
   this->device_->synchronize_device();
   for (std::uint32_t i = 0; i < others.size(); ++i) this->device_->verify(t, others[i], n, 0xB0000 + i);
   EXPECT_EQ(this->device_->verification_report().mismatched_ranges, 0u);
-  // Once s completed (and the pool saw it), t gets the range.
-  for (void* q : others) pool->deallocate(q, t);
-  pool->flush_stream(t);
-  this->device_->synchronize_device();
+  // Once s completed (and the pool saw it), t gets the range, merged. (t's ranges stay live: freed,
+  // they would be a hole that best fit prefers to the merged range, which borders the unmapped
+  // pages since t's growth mapped above them, segment_heap::grow.)
   void* back = pool->allocate(2 * n, t);
   EXPECT_EQ(back, left < p ? left : p) << "the freed neighbours did not come back merged";
   pool->deallocate(back, t);
+  for (void* q : others) pool->deallocate(q, t);
+  pool->flush_stream(t);
   this->finish_streams(*pool, {s, t});
 }
 
