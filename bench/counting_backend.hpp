@@ -105,17 +105,8 @@ class counting_backend final : public cudapool::backend {
     count(queries_);
     count(stream_queries_);
     if (mode_ == event_mode::elide) return true;
-    if (mode_ == event_mode::settle || mode_ == event_mode::lag) {
-      inner_->synchronize(s);
-      if (mode_ == event_mode::settle || complete(last_of(s))) return true;
-      count(busy_stream_queries_);
-      return false;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const bool done = inner_->query_stream(s);
-    add_ns(stream_query_ns_, t0);
-    if (!done) count(busy_stream_queries_);
-    return done;
+    return answer([&] { inner_->synchronize(s); }, last_of(s), [&] { return inner_->query_stream(s); }, stream_query_ns_,
+                  busy_stream_queries_);
   }
   [[nodiscard]] cudapool::event_handle acquire_event() override { return inner_->acquire_event(); }
   void release_event(cudapool::event_handle e) noexcept override { inner_->release_event(e); }
@@ -134,17 +125,7 @@ class counting_backend final : public cudapool::backend {
   [[nodiscard]] bool query(cudapool::event_handle e) override {
     count(queries_);
     if (mode_ == event_mode::elide) return true;
-    if (mode_ == event_mode::settle || mode_ == event_mode::lag) {
-      inner_->wait(e);
-      if (mode_ == event_mode::settle || complete(recorded_at(e))) return true;
-      count(incomplete_queries_);
-      return false;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const bool done = inner_->query(e);
-    add_ns(query_ns_, t0);
-    if (!done) count(incomplete_queries_);
-    return done;
+    return answer([&] { inner_->wait(e); }, recorded_at(e), [&] { return inner_->query(e); }, query_ns_, incomplete_queries_);
   }
   void wait(cudapool::event_handle e) override {
     count(waits_);
@@ -183,6 +164,26 @@ class counting_backend final : public cudapool::backend {
   static void add_ns(std::atomic<std::uint64_t>& c, std::chrono::steady_clock::time_point since) noexcept {
     const auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since);
     c.fetch_add(static_cast<std::uint64_t>(d.count()), std::memory_order_relaxed);
+  }
+
+  // A query's answer (elide answered already): settle and lag wait for the work on the inner
+  // backend (`wait`) and answer from the model (settle: complete; lag: whether the device has
+  // reached what was recorded at tick `recorded` - 1); forward asks the inner backend, timed into
+  // ns. A pending answer is counted in `pending`.
+  template <class Wait, class Ask>
+  bool answer(Wait wait, std::uint64_t recorded, Ask ask, std::atomic<std::uint64_t>& ns,
+              std::atomic<std::uint64_t>& pending) {
+    bool done = true;
+    if (mode_ == event_mode::settle || mode_ == event_mode::lag) {
+      wait();
+      done = mode_ == event_mode::settle || complete(recorded);
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      done = ask();
+      add_ns(ns, t0);
+    }
+    if (!done) count(pending);
+    return done;
   }
 
   // lag: 1 + the tick at which an event, or a stream's last event, was recorded; 0 for none.
