@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Planned by s37 (not run yet): why lm_infer_varseq alone makes the pools map 1,312 MiB on the GPU
+# Planned by s37, run by s38 as call a (README.md: the replay maps 1,086, so the device's lag was the
+# cause; s39's plan runs it again to measure the fix). Why lm_infer_varseq alone makes the pools map 1,312 MiB on the GPU
 # (1.136x expandable segments' process) where the sim's replays of the same 65 steps map 1,072-1,086
 # (docs/results/2026-12-06-h100-s37/README.md, "Open"). On one bundle built at the commit to
 # measure (`bash .ci/gpu-bundle`), carried as .bundle:
