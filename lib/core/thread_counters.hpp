@@ -68,20 +68,20 @@ class thread_counters {
   // Thread-safe. Exact at quiescence.
   [[nodiscard]] std::int64_t sum(std::size_t i) const noexcept {
     std::int64_t total = 0;
-    sum_range(i, 1, &total);
+    sum_each(&i, 1, &total);
     return total;
   }
 
-  // Thread-safe. out[k] = sum(first + k) for k < count, in one pass over the slots: a reader of
-  // many counters (pool_core::in_use_bytes_now, two per size class) loads each slot's block once,
-  // not once per counter. Exact at quiescence.
-  void sum_range(std::size_t first, std::size_t count, std::int64_t* out) const noexcept {
-    for (std::size_t k = 0; k < count; ++k) out[k] = shared_->values[first + k].load(std::memory_order_relaxed);
+  // Thread-safe. out[k] = sum(index[k]) for k < count, in one pass over the slots (a reader of a
+  // few scattered counters: pool_core::in_use_bytes_now, two per size class in use). Exact at
+  // quiescence.
+  void sum_each(const std::size_t* index, std::size_t count, std::int64_t* out) const noexcept {
+    for (std::size_t k = 0; k < count; ++k) out[k] = shared_->values[index[k]].load(std::memory_order_relaxed);
     const unsigned used = used_.load(std::memory_order_acquire);
     for (unsigned s = 0; s < used; ++s) {
       const block* b = slots_[s].load(std::memory_order_acquire);
       if (b == nullptr) continue;
-      for (std::size_t k = 0; k < count; ++k) out[k] += b->values[first + k].load(std::memory_order_relaxed);
+      for (std::size_t k = 0; k < count; ++k) out[k] += b->values[index[k]].load(std::memory_order_relaxed);
     }
   }
 

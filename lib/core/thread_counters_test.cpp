@@ -28,12 +28,13 @@ TEST(ThreadCounters, SumsCountEveryThreadAtQuiescence) {
   EXPECT_EQ(counters.sum(1), 2 * adds * (0 + 3));
   EXPECT_EQ(counters.sum(2), 2 * adds * (1 + 4));
   EXPECT_EQ(counters.sum(3), 2 * adds * (2 + 5) - 5);
-  // sum_range: the same sums, in one pass over the slots.
-  std::int64_t range[3] = {-1, -1, -1};
-  counters.sum_range(1, 3, range);
-  EXPECT_EQ(range[0], counters.sum(1));
-  EXPECT_EQ(range[1], counters.sum(2));
-  EXPECT_EQ(range[2], counters.sum(3));
+  // sum_each: the sums of chosen counters, in any order, in one pass.
+  const std::size_t index[3] = {3, 0, 2};
+  std::int64_t each[3] = {-1, -1, -1};
+  counters.sum_each(index, 3, each);
+  EXPECT_EQ(each[0], counters.sum(3));
+  EXPECT_EQ(each[1], counters.sum(0));
+  EXPECT_EQ(each[2], counters.sum(2));
 }
 
 }  // namespace
