@@ -139,7 +139,7 @@ inline std::size_t segment_heap::bin_floor(unsigned b) noexcept {
 }
 
 inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
-                                            bool wilderness) const noexcept {
+                                            bool wilderness, std::size_t* hole) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
   // The extent's own bytes first: the wilderness test reads its neighbour (another cache line).
@@ -154,10 +154,16 @@ inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t align
     if (!first) {
       // The next non-empty bin above b.
       unsigned w = (b + 1) / 64;
-      if (w >= bin_count / 64) return best;
+      if (w >= bin_count / 64) {
+        *hole = best_hole;
+        return best;
+      }
       std::uint64_t bits = bitmap_[w] & (~std::uint64_t{0} << ((b + 1) % 64));
       while (bits == 0) {
-        if (++w == bin_count / 64) return best;
+        if (++w == bin_count / 64) {
+          *hole = best_hole;
+          return best;
+        }
         bits = bitmap_[w];
       }
       b = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
@@ -182,7 +188,10 @@ inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t align
         if (h == bytes) break;  // a hole of exactly the request: nothing fits in less
       }
     }
-    if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) return best;
+    if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) {
+      *hole = best_hole;
+      return best;
+    }
   }
 }
 
@@ -438,8 +447,9 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // worth (O(pending_) each time, so amortised over at least as many stale reads).
   if (stale_seen_ > 64 && stale_seen_ > pending_.size()) drop_stale_pending();
   // Holes first, then the wilderness.
-  run r = place(size, alignment, use, false);
-  if (r.first == none && resolve_new_completions()) r = place(size, alignment, use, false);
+  std::size_t hole = 0;  // of the range found
+  run r = place(size, alignment, use, false, &hole);
+  if (r.first == none && resolve_new_completions()) r = place(size, alignment, use, false, &hole);
   // One stream alone has freed into the heap: nothing waits behind another stream's epoch (and the
   // scan of pending_ below cost a single-stream replay of lm_train 1.3-1.6x its time per operation
   // on the H200, docs/results/2026-12-02-h200-s10 call d).
@@ -447,12 +457,12 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
     // Eight times: each named stream costs the caller an event (1.7 us on an H200 before s32's
     // backend fix, 0.5 since). On mlp_4stream twice gave 1.028x the live peak for 1.5x the events,
     // eight times 1.04-1.07x for 1.1-1.25x.
-    if (const std::size_t hole = hole_bytes(r.first); hole >= 8 * size) {
+    if (hole >= 8 * size) {
       *behind = tighter_behind_epoch(size, alignment, use, hole);
       if (*behind != nullptr) return nullptr;
     }
   }
-  if (r.first == none && page_ != 0) r = place(size, alignment, use, true);  // chunks: no wilderness
+  if (r.first == none && page_ != 0) r = place(size, alignment, use, true, &hole);  // chunks: no wilderness
   if (r.first == none && may_grow && config_.allow_growth) {
     if (page_ != 0) {
       r = grow(size, alignment, use, wait_own);
@@ -467,8 +477,9 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
 // Where a request goes: into the smallest hole that holds it, as one free extent or as a run of
 // neighbours that `use` may all take (ranges of its stream beside resolved ones, which free()
 // keeps apart), cut from the start of what `use` may take of the hole (one remnant, not two).
-segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept {
-  const std::uint32_t id = find_fit(bytes, alignment, use, wilderness);
+segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+                                      std::size_t* hole) const noexcept {
+  const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, hole);
   run r = id != none ? run_around(id, use) : run{none, none};
   // Runs of neighbours only where no free extent fits. With several streams a run in a smaller hole
   // than the extent's could win, but looking for one walks pending_ on every placement. Without
@@ -478,7 +489,7 @@ segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, 
   // (1.047-1.057x before; the H100 gave the same, docs/results/2026-12-06-h100-s37, call F).
   if (r.first == none && !pending_.empty()) {
     if (multi_stream_.load(std::memory_order_relaxed) || runs_possible_) {
-      r = find_run(bytes, alignment, use, wilderness);
+      r = find_run(bytes, alignment, use, wilderness, hole);
     } else {
       stale_seen_ += stale_pending_;  // one stream, no run anywhere (runs_possible_): what the walk counts
     }
@@ -506,7 +517,7 @@ const void* segment_heap::tighter_behind_epoch(std::size_t bytes, std::size_t al
 // holds an aligned range of `bytes`: {none, none} if there is none. Every such run holds a tagged
 // extent (two untagged neighbours are always merged), so the runs grow from pending_'s extents.
 segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignment, stream_use use,
-                                         bool wilderness) const noexcept {
+                                         bool wilderness, std::size_t* hole) const noexcept {
   run best{none, none};
   std::size_t best_bytes = 0;
   bool neighbours = false;  // a pending free extent with a free neighbour was met
@@ -537,6 +548,7 @@ segment_heap::run segment_heap::find_run(std::size_t bytes, std::size_t alignmen
   // Every run holds a pending extent (free neighbours with nothing pending always merge): with none
   // beside a free neighbour there is no run.
   if (!neighbours) runs_possible_ = false;
+  if (best.first != none) *hole = best_bytes;
   return best;
 }
 

@@ -203,14 +203,17 @@ class segment_heap {
   // free extents that end at unmapped address space (the top of a segment's mapped pages).
   // Inline into place(), its one caller (segment_heap.cpp alone calls it): as a call its prologue
   // and epilogue were a fifth of its instructions.
+  // *hole: the bytes of the hole the extent found lies in.
   [[gnu::always_inline]] inline std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
-                                                       bool wilderness) const noexcept;
+                                                       bool wilderness, std::size_t* hole) const noexcept;
   [[nodiscard]] std::size_t hole_bytes(std::uint32_t id) const noexcept;
   struct run {
     std::uint32_t first, last;  // neighbouring free extents, in address order
   };
-  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
-  run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness) const noexcept;
+  // Both: *hole, the bytes of the hole the run found lies in (hole_bytes of its extents).
+  run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+               std::size_t* hole) const noexcept;
+  run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness, std::size_t* hole) const noexcept;
   [[nodiscard]] bool pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept;
   // The stream of the free extent that `use` may not take yet and that would hold the request in
   // the smallest hole below `hole` (wilderness left out), or nullptr.
