@@ -300,7 +300,7 @@ std::size_t pool_core::in_use_bytes_now() const noexcept {
   // Every reclaim samples the peaks (observer::released): with a sum per counter this was 2,166
   // instructions, 45 per replayed operation of mlp_4stream (callgrind, docs/results/2026-12-05-vm-s26);
   // over every class in one pass 32 (docs/results/2026-12-06-s39/mlp_breakdown.txt, 6.6% of its
-  // time on the sim); over the classes that have had a slab alone, docs/results/2026-12-07-s40.
+  // time on the sim); over the classes that have had a slab alone, docs/results/2026-12-07-h100-s40.
   std::size_t index[2 * max_size_classes];
   size_class cls[max_size_classes];
   std::size_t k = 0;

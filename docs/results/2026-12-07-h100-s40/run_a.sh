@@ -9,7 +9,7 @@
 #  3. run_m.sh: mlp_4stream's replay on the sim and the CUDA backend on the same host;
 #  4. gpu-suite's replay part (every trace, the four variants and cudaMallocAsync, REPLAY_ROUNDS
 #     rounds) with what is left.
-#   OUT=... TOTAL=... bash docs/results/2026-12-07-s40/run_a.sh
+#   OUT=... TOTAL=... bash docs/results/2026-12-07-h100-s40/run_a.sh
 # At most 8 files come back: probe.log, probe.tar.xz, pair_ab.tar.xz, mlp_probe.tar.xz, gpu-run.log,
 # gpu.txt, replay.tar.xz.
 set -u
