@@ -8,7 +8,7 @@ out=${OUT:-/tmp/s36_b}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc
   ./.bundle/bin/bench --backend=cuda --traces= --benchmark_filter='^limit/epoch_event' --benchmark_repetitions=3 \
     --benchmark_min_time=0.3 --benchmark_report_aggregates_only=true 2>&1 | grep median

@@ -11,7 +11,7 @@ out=${OUT:-/tmp/s36_c}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
 export REPLAY_ROUNDS=2 SERVE_ROUNDS=${SERVE_ROUNDS:-2}
 bash .bundle/gpu-run "$out" $(( ${BUDGET:-590} - 12 )) ${PARTS:-replay:330 serve:125 peers}
 cat "$out/gpu-run.log"

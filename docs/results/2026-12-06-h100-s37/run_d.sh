@@ -7,7 +7,7 @@ out=${OUT:-/tmp/s36_d}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
 export SPREAD_PROCESSES=5
 bash .bundle/gpu-run "$out" $(( ${BUDGET:-590} - 12 )) spread:170 pagebench
 cat "$out/gpu-run.log"

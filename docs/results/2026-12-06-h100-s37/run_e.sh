@@ -8,7 +8,7 @@ out=${OUT:-/tmp/s36_e}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/probes.txt" 2>&1
 export REPLAY_ROUNDS=1 TORCH_ROUNDS=1 TORCH_STEPS=100 TORCH_WORKLOAD_STEPS=40 SERVE_ROUNDS=1
 export SOAK_SECONDS=60 SOAK_SIZES=mixed

@@ -13,7 +13,7 @@ set -u
 out=${OUT:-/tmp/s37_f}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
 [ -x .bundle/bench_base ] || { xz -dkc .bundle/bench_base.xz > .bundle/bench_base && chmod +x .bundle/bench_base; }
 deadline=$(( $(date +%s) + ${BUDGET:-400} - 15 ))
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1

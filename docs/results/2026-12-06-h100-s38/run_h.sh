@@ -14,7 +14,7 @@ set -u
 out=${OUT:-/tmp/s38_h}
 mkdir -p "$out/traces"
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle  # both (s40: a stale local unpack left bin/ out)
 deadline=$(( $(date +%s) + ${BUDGET:-300} - 20 ))
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

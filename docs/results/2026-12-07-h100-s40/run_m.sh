@@ -9,7 +9,7 @@ set -u
 out=${OUT:-/tmp/s40_m}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
-[ -d .bundle/bin ] || tar -xJf .bundle/bin.tar.xz -C .bundle
+[ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
 for backend in sim cuda; do
   ./.bundle/bin/bench --backend=$backend --traces=.bundle/traces \
     --benchmark_filter='^replay/(lockfree|mutex)/(mlp_4stream|lm_infer_varseq|transformer_lm_train)/(elided|immediate)/real_time' \
