@@ -2,7 +2,6 @@
 #include <cudapool/detail/core/epoch_table.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -355,36 +354,27 @@ std::size_t epoch_table::wait_stream(stream_ref s, free_list_sink& sink) {
 // Blocks of completed epochs: pending -> free, chained per class for the sink.
 void epoch_table::release_items(std::vector<block_index>& items, free_list_sink& sink) {
   if (items.empty()) return;
-  // A chain per class met, in raw storage: a chain is set up when its class is first met (its bit
-  // in `met`), and only those are pushed, in class order. (A vector of class_count_ chains cost a
-  // heap allocation and a pass over every class per call.)
+  // A chain per class met, in raw storage: a chain is set up when its class is first met, and only
+  // those are pushed, in class order. (A vector of class_count_ chains cost a heap allocation and a
+  // pass over every class per call.)
   union slot {
     slot() noexcept {}
     block_chain chain;
   };
   slot chains[max_size_classes];
-  std::uint64_t met[max_size_classes / 64] = {};
+  class_set met;
   for (const block_index item : items) {
     block_entry& e = blocks_[item];
     e.meta.store(block_entry::pack(block_state::free, 0), std::memory_order_relaxed);
     const size_class c = e.size_class();
-    const std::uint64_t bit = std::uint64_t{1} << (c % 64);
-    if ((met[c / 64] & bit) == 0) {
-      met[c / 64] |= bit;
-      new (&chains[c].chain) block_chain{};
-    }
+    if (met.insert(c)) new (&chains[c].chain) block_chain{};
     block_chain& ch = chains[c].chain;
     e.next.store(ch.head, std::memory_order_relaxed);
     ch.head = item;
     if (ch.empty()) ch.tail = item;
     ++ch.count;
   }
-  for (std::size_t w = 0; w < max_size_classes / 64; ++w) {
-    for (std::uint64_t bits = met[w]; bits != 0; bits &= bits - 1) {
-      const auto c = static_cast<size_class>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-      sink.push_chain(c, chains[c].chain);
-    }
-  }
+  met.for_each([&](size_class c) { sink.push_chain(c, chains[c].chain); });
   observer_.released();
 }
 

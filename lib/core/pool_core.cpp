@@ -233,7 +233,7 @@ pool_core::grow_result pool_core::grow(size_class c, std::uint64_t seen) {
   cs.slabs.fetch_add(1, std::memory_order_relaxed);
   // Before the blocks reach a free list (the caller pushes them), so that a sample that counts an
   // allocation of the class also reads its bit (release pairs with in_use_bytes_now's acquire).
-  grown_classes_[c / 64].fetch_or(std::uint64_t{1} << (c % 64), std::memory_order_release);
+  grown_classes_[class_set::word(c)].fetch_or(class_set::bit(c), std::memory_order_release);
   cs.generation.fetch_add(1, std::memory_order_release);
   grows_.fetch_add(1, std::memory_order_relaxed);
   sample_peaks();
@@ -301,18 +301,17 @@ std::size_t pool_core::in_use_bytes_now() const noexcept {
   // instructions, 45 per replayed operation of mlp_4stream (callgrind, docs/results/2026-12-05-vm-s26);
   // over every class in one pass 32 (docs/results/2026-12-06-s39/mlp_breakdown.txt, 6.6% of its
   // time on the sim); over the classes that have had a slab alone, docs/results/2026-12-07-h100-s40.
+  class_set grown;
+  for (std::size_t w = 0; w < class_set::word_count; ++w) grown.words[w] = grown_classes_[w].load(std::memory_order_acquire);
   std::size_t index[2 * max_size_classes];
   size_class cls[max_size_classes];
   std::size_t k = 0;
-  for (std::size_t w = 0; w < max_size_classes / 64; ++w) {
-    for (std::uint64_t bits = grown_classes_[w].load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
-      const auto c = static_cast<size_class>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-      cls[k] = c;
-      index[2 * k] = alloc_counter(c);
-      index[2 * k + 1] = free_counter(c);
-      ++k;
-    }
-  }
+  grown.for_each([&](size_class c) {
+    cls[k] = c;
+    index[2 * k] = alloc_counter(c);
+    index[2 * k + 1] = free_counter(c);
+    ++k;
+  });
   std::int64_t sums[2 * max_size_classes];
   counters_.sum_each(index, 2 * k, sums);
   std::size_t bytes = 0;

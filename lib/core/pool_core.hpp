@@ -268,7 +268,7 @@ class pool_core {
 
   // Bit c: class c has had a slab (set by grow, never cleared). Only such a class has blocks, so
   // in_use_bytes_now sums the counters of these classes alone.
-  std::atomic<std::uint64_t> grown_classes_[max_size_classes / 64] = {};
+  std::atomic<std::uint64_t> grown_classes_[class_set::word_count] = {};
 
   mutable std::atomic<std::size_t> peak_in_use_{0};
   mutable std::atomic<std::int64_t> peak_requested_{0};

@@ -138,8 +138,8 @@ inline std::size_t segment_heap::bin_floor(unsigned b) noexcept {
   return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
 }
 
-inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
-                                            bool wilderness, std::size_t* hole) const noexcept {
+inline segment_heap::fit segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
+                                                bool wilderness) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
   // The extent's own bytes first: the wilderness test reads its neighbour (another cache line).
@@ -154,16 +154,10 @@ inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t align
     if (!first) {
       // The next non-empty bin above b.
       unsigned w = (b + 1) / 64;
-      if (w >= bin_count / 64) {
-        *hole = best_hole;
-        return best;
-      }
+      if (w >= bin_count / 64) return {best, best_hole};
       std::uint64_t bits = bitmap_[w] & (~std::uint64_t{0} << ((b + 1) % 64));
       while (bits == 0) {
-        if (++w == bin_count / 64) {
-          *hole = best_hole;
-          return best;
-        }
+        if (++w == bin_count / 64) return {best, best_hole};
         bits = bitmap_[w];
       }
       b = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
@@ -188,10 +182,7 @@ inline std::uint32_t segment_heap::find_fit(std::size_t bytes, std::size_t align
         if (h == bytes) break;  // a hole of exactly the request: nothing fits in less
       }
     }
-    if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) {
-      *hole = best_hole;
-      return best;
-    }
+    if (best != none && (b + 1 >= bin_count || bin_floor(b + 1) >= best_hole)) return {best, best_hole};
   }
 }
 
@@ -479,8 +470,9 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
 // keeps apart), cut from the start of what `use` may take of the hole (one remnant, not two).
 segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                                       std::size_t* hole) const noexcept {
-  const std::uint32_t id = find_fit(bytes, alignment, use, wilderness, hole);
-  run r = id != none ? run_around(id, use) : run{none, none};
+  const fit f = find_fit(bytes, alignment, use, wilderness);
+  *hole = f.hole;
+  run r = f.id != none ? run_around(f.id, use) : run{none, none};
   // Runs of neighbours only where no free extent fits. With several streams a run in a smaller hole
   // than the extent's could win, but looking for one walks pending_ on every placement. Without
   // that walk the sim's mlp_4stream replay (events elided) took 0.79-0.89x the time per operation

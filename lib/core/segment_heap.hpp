@@ -203,9 +203,12 @@ class segment_heap {
   // free extents that end at unmapped address space (the top of a segment's mapped pages).
   // Inline into place(), its one caller (segment_heap.cpp alone calls it): as a call its prologue
   // and epilogue were a fifth of its instructions.
-  // *hole: the bytes of the hole the extent found lies in.
-  [[gnu::always_inline]] inline std::uint32_t find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
-                                                       bool wilderness, std::size_t* hole) const noexcept;
+  struct fit {
+    std::uint32_t id;  // none: nothing fits
+    std::size_t hole;  // the bytes of the hole it lies in (hole_bytes(id))
+  };
+  [[gnu::always_inline]] inline fit find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
+                                             bool wilderness) const noexcept;
   [[nodiscard]] std::size_t hole_bytes(std::uint32_t id) const noexcept;
   struct run {
     std::uint32_t first, last;  // neighbouring free extents, in address order

@@ -21,6 +21,29 @@ namespace cudapool::core {
 using size_class = std::uint32_t;
 inline constexpr size_class large_class = ~size_class{0};
 inline constexpr std::size_t max_size_classes = 128;
+// A set of size classes, one bit each, visited in class order: what a reclaim released
+// (epoch_table::release_items) and which classes have had a slab (pool_core::in_use_bytes_now).
+struct class_set {
+  static constexpr std::size_t word_count = max_size_classes / 64;
+  [[nodiscard]] static constexpr std::size_t word(size_class c) noexcept { return c / 64; }
+  [[nodiscard]] static constexpr std::uint64_t bit(size_class c) noexcept { return std::uint64_t{1} << (c % 64); }
+  // Adds c; false when it was there already.
+  bool insert(size_class c) noexcept {
+    if ((words[word(c)] & bit(c)) != 0) return false;
+    words[word(c)] |= bit(c);
+    return true;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t w = 0; w < word_count; ++w) {
+      for (std::uint64_t bits = words[w]; bits != 0; bits &= bits - 1) {
+        f(static_cast<size_class>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      }
+    }
+  }
+  std::uint64_t words[word_count] = {};
+};
+
 // Every slab starts at a multiple of this (the page size of the page map).
 inline constexpr std::size_t slab_alignment = std::size_t{1} << 16;
 

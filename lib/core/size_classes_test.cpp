@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <vector>
 
 namespace cudapool::core {
 namespace {
@@ -69,6 +70,18 @@ TEST(SizeClasses, BadConfigurationsAreRejectedWithTheReason) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("multiple of 256"), std::string::npos);
   }
+}
+
+// class_set: insert says whether a class is new, and for_each visits each class once, in class
+// order, across its words.
+TEST(ClassSet, VisitsEachInsertedClassOnceInOrder) {
+  class_set set;
+  for (const size_class c : {127u, 0u, 64u, 63u, 5u}) EXPECT_TRUE(set.insert(c)) << c;
+  EXPECT_FALSE(set.insert(64));
+  EXPECT_FALSE(set.insert(0));
+  std::vector<size_class> seen;
+  set.for_each([&](size_class c) { seen.push_back(c); });
+  EXPECT_EQ(seen, (std::vector<size_class>{0, 5, 63, 64, 127}));
 }
 
 }  // namespace
