@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# s41 call A (device), one bundle built at HEAD with `bash .ci/gpu-bundle`: replay (every trace, the
-# four variants and cudaMallocAsync in their own processes, 2 rounds), serve (every variant, the
-# peers, the no-allocator ceiling; the rounds that fit), peers through stress, the sanitizer demos,
-# pagebench. s37's calls C and D less the spread, plus the sanitizer: a session with ~1,060 s of
-# device time left after failed starts fits two calls, not three.
+# s41 call A (device), one bundle built at HEAD with `bash .ci/gpu-bundle`: the real programs first
+# (the task's order): the device's name and limit/epoch_event; serve (every variant, the peers, the
+# no-allocator ceiling; 2 rounds), torch (train_compare and workloads.py, 2 rounds), gpu-suite's soak
+# (90 s, --sizes=mixed) beside its tests, the sanitizer demos.
 #   OUT=... BUDGET=585 bash docs/results/2026-12-07-s41/run_a.sh   (carry .bundle)
 set -u
 out=${OUT:-/tmp/s41_a}
@@ -11,6 +10,13 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
 [ -x .bundle/bin/bench ] && [ -f .bundle/lib/libcudapool_torch.so ] || tar -xJf .bundle/bin.tar.xz -C .bundle
-export REPLAY_ROUNDS=2 SERVE_ROUNDS=${SERVE_ROUNDS:-2}
-bash .bundle/gpu-run "$out" $(( ${BUDGET:-585} - 10 )) ${PARTS:-replay:320 serve:125 peers:62 sanitizer:10 pagebench:57}
-cat "$out/gpu-run.log"
+start=$(date +%s)
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc
+  ./.bundle/bin/bench --backend=cuda --traces= --benchmark_filter='^limit/epoch_event' --benchmark_repetitions=3 \
+    --benchmark_min_time=0.3 --benchmark_report_aggregates_only=true 2>&1 | grep median
+} > "$out/probes.txt" 2>&1
+export SERVE_ROUNDS=${SERVE_ROUNDS:-2}
+export TORCH_ROUNDS=${TORCH_ROUNDS:-2} TORCH_STEPS=100 TORCH_WORKLOAD_STEPS=40
+export SOAK_SECONDS=${SOAK_SECONDS:-90} SOAK_SIZES=mixed
+bash .bundle/gpu-run "$out" $(( ${BUDGET:-585} - 10 - ($(date +%s) - start) )) ${PARTS:-serve:240 torch:195 soak_tests:106 sanitizer:10}
+cat "$out/probes.txt" "$out/gpu-run.log"
