@@ -427,10 +427,18 @@ def section_torch(pg):
         pg.used.append(f)
         cp = d.get("runs", {}).get("cudapool", {})
         tr = d.get("runs", {}).get("torch", {})
+        # Several pairs (gpu-suite's TORCH_TRAIN_PAIRS, alternating order): the median of their
+        # ratios, each pair's in parentheses; the step times are the first pair's.
+        ratios = d.get("pair_ratios") or []
+        each = f" ({', '.join(fmt(r) for r in ratios)})" if len(ratios) > 1 else ""
         out.append([pg.link(f), cp.get("cudapool_variant") or "(default)", d.get("verdict", "?"),
-                    fmt(tr.get("median_step_ms")), fmt(cp.get("median_step_ms")), fmt(d.get("median_ratio")),
+                    fmt(tr.get("median_step_ms")), fmt(cp.get("median_step_ms")), fmt(d.get("median_ratio")) + each,
                     "; ".join(d.get("problems") or []) or "none"])
     if out:
+        if any(len(read_json(f).get("pair_ratios") or []) > 1 for f in pg.used if f in files):
+            pg.add("Pairs of processes in alternating order (torch first, then last): `x torch` is the median "
+                   "of the pairs' step-time ratios, each pair's in parentheses; the median ms are the first "
+                   "pair's.", "")
         pg.add(*table(["file", "variant", "verdict", "torch median ms", "cudapool median ms", "x torch", "problems"], out))
     else:
         pg.add(f"{NOT_IN_RUN}: no `torch.json` / `torch_<variant>.json`.")

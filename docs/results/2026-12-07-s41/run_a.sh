@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # s41 call A (device), one bundle built at HEAD with `bash .ci/gpu-bundle`: the real programs first
 # (the task's order): the device's name and limit/epoch_event; serve (every variant, the peers, the
-# no-allocator ceiling; 2 rounds), torch (train_compare and workloads.py, 2 rounds), gpu-suite's soak
-# (90 s, --sizes=mixed) beside its tests, the sanitizer demos.
+# no-allocator ceiling; 2 rounds), torch (train_compare in 2 pairs, workloads.py in 2 rounds), the soak
+# (60 s, --sizes=mixed) beside the tests, the sanitizer demos.
 #   OUT=... BUDGET=585 bash docs/results/2026-12-07-s41/run_a.sh   (carry .bundle)
 set -u
 out=${OUT:-/tmp/s41_a}
@@ -17,6 +17,6 @@ start=$(date +%s)
 } > "$out/probes.txt" 2>&1
 export SERVE_ROUNDS=${SERVE_ROUNDS:-2}
 export TORCH_ROUNDS=${TORCH_ROUNDS:-2} TORCH_STEPS=100 TORCH_WORKLOAD_STEPS=40
-export SOAK_SECONDS=${SOAK_SECONDS:-90} SOAK_SIZES=mixed
-bash .bundle/gpu-run "$out" $(( ${BUDGET:-585} - 10 - ($(date +%s) - start) )) ${PARTS:-serve:240 torch:195 soak_tests:106 sanitizer:10}
+export SOAK_SECONDS=${SOAK_SECONDS:-60} SOAK_SIZES=mixed
+bash .bundle/gpu-run "$out" $(( ${BUDGET:-585} - 10 - ($(date +%s) - start) )) ${PARTS:-serve:240 torch:235 soak_tests:76 sanitizer:10}
 cat "$out/probes.txt" "$out/gpu-run.log"

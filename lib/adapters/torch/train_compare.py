@@ -5,9 +5,13 @@ tensors live) and the step times are reported side by side. docs/pytorch.md.
 
   python3 train_compare.py --allocator=torch --steps=200 --out=torch.json
   python3 train_compare.py --allocator=cudapool --lib=libcudapool_torch.so --steps=200 --out=cudapool.json
-  python3 train_compare.py --compare torch.json cudapool.json [--out=combined.json]
+  python3 train_compare.py --compare torch.json cudapool.json [torch2.json cudapool2.json ...] [--out=combined.json]
 
-The compare mode exits 1 when the losses or the final parameters differ.
+The compare mode exits 1 when the losses or the final parameters differ. With several pairs (each a
+reference run and a candidate run, in that order on the command line; run them in alternating
+order, A B B A, so that a process's own level does not fall on one allocator) the step-time ratio
+is the median of the pairs' ratios: one process's median step moves 10-30% from the next on a
+host-bound loop (docs/results/2026-12-06-h100-s37), so one pair cannot resolve a few percent.
 
 Determinism: every kernel is one PyTorch runs deterministically under
 torch.use_deterministic_algorithms(True) with CUBLAS_WORKSPACE_CONFIG=:4096:8 (set here before torch
@@ -56,9 +60,12 @@ def parse_args(argv):
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--out", help="result JSON (train), or the combined JSON (compare)")
-    p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two result JSONs")
+    p.add_argument("--compare", nargs="+", metavar="A B",
+                   help="compare result JSONs: pairs of a reference run and a candidate run")
     args = p.parse_args(argv)
     check_run_arguments(p, args)
+    if args.compare is not None and len(args.compare) % 2 != 0:
+        p.error("--compare takes pairs: a reference run and a candidate run each")
     return args
 
 
@@ -234,12 +241,8 @@ def train(args):
     return 0
 
 
-def compare(args):
-    runs = []
-    for path in args.compare:
-        with open(path) as f:
-            runs.append(json.load(f))
-    a, b = runs
+def compare_pair(a, b):
+    """The problems of one pair of runs (a the reference): configs, step counts, losses, parameters."""
     problems = []
     if a["config"] != b["config"]:
         problems.append(f"configs differ: {a['config']} vs {b['config']}")
@@ -253,24 +256,47 @@ def compare(args):
                         f"{b['losses'][first_diff]!r}); largest difference {worst:.3e}")
     if a["params_sha256"] != b["params_sha256"]:
         problems.append("final parameters differ")
+    return problems
 
+
+def compare(args):
+    runs = []
+    for path in args.compare:
+        with open(path) as f:
+            runs.append(json.load(f))
+    pairs = [(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
+    problems, ratios = [], []
+    for n, (a, b) in enumerate(pairs, 1):
+        prefix = f"pair {n}: " if len(pairs) > 1 else ""
+        problems += [prefix + p for p in compare_pair(a, b)]
+        # Every pair against the first: the same loop on both sides.
+        if n > 1:
+            problems += [prefix + "not the first pair's loop: " + p for p in compare_pair(pairs[0][0], a)]
+        ratios.append(b["median_step_ms"] / a["median_step_ms"])
+    a, b = pairs[0]
     name_a, name_b = a["allocator"], b["allocator"]
     print(f"{'':28}{name_a:>14}{name_b:>14}")
     print(f"{'device':28}{a['device'][:13]:>14}{b['device'][:13]:>14}")
-    print(f"{'median step (ms)':28}{a['median_step_ms']:>14.3f}{b['median_step_ms']:>14.3f}")
+    for n, (pa, pb) in enumerate(pairs, 1):
+        label = "median step (ms)" + (f", pair {n}" if len(pairs) > 1 else "")
+        print(f"{label:28}{pa['median_step_ms']:>14.3f}{pb['median_step_ms']:>14.3f}")
     print(f"{'mean step (ms)':28}{a['mean_step_ms']:>14.3f}{b['mean_step_ms']:>14.3f}")
     print(f"{'first / last loss':28}{a['losses'][0]:>14.5f}{b['losses'][0]:>14.5f}")
     print(f"{'':28}{a['losses'][-1]:>14.5f}{b['losses'][-1]:>14.5f}")
     print(f"{'params sha256':28}{a['params_sha256'][:12]:>14}{b['params_sha256'][:12]:>14}")
     print(f"{'oom probe':28}{str(a['probe'].get('oom_exception'))[-13:]:>14}{str(b['probe'].get('oom_exception'))[-13:]:>14}")
-    ratio = b["median_step_ms"] / a["median_step_ms"]
-    print(f"{name_b} / {name_a} median step time: {ratio:.3f}")
+    ratio = statistics.median(ratios)
+    each = f" (pairs: {', '.join(f'{r:.3f}' for r in ratios)})" if len(ratios) > 1 else ""
+    print(f"{name_b} / {name_a} median step time: {ratio:.3f}{each}")
     verdict = "identical" if not problems else "MISMATCH"
     print(f"losses and final parameters over {len(a['losses'])} steps: {verdict}")
     for p in problems:
         print("  " + p)
     if args.out:
-        combined = {"verdict": verdict, "problems": problems, "median_ratio": ratio, "runs": {name_a: a, name_b: b}}
+        combined = {"verdict": verdict, "problems": problems, "median_ratio": ratio, "pair_ratios": ratios,
+                    "pairs": [{"median_step_ms": {name_a: pa["median_step_ms"], name_b: pb["median_step_ms"]},
+                               "ratio": r} for (pa, pb), r in zip(pairs, ratios)],
+                    "runs": {name_a: a, name_b: b}}
         stats_path = os.environ.get("CUDAPOOL_STATS")
         if stats_path and os.path.exists(stats_path):
             with open(stats_path) as f:
