@@ -419,7 +419,7 @@ def section_torch(pg):
     # train_compare.py: torch.json (the library's default variant), torch_<variant>.json.
     files = sorted(glob.glob(os.path.join(pg.run_dir, "torch.json")) + glob.glob(os.path.join(pg.run_dir, "torch_*.json")))
     pg.add("", "### train_compare.py (one training loop, losses compared bitwise)", "")
-    out = []
+    out, several = [], False
     for f in files:
         d = read_json(f)
         if not isinstance(d, dict) or "verdict" not in d:
@@ -430,12 +430,13 @@ def section_torch(pg):
         # Several pairs (gpu-suite's TORCH_TRAIN_PAIRS, alternating order): the median of their
         # ratios, each pair's in parentheses; the step times are the first pair's.
         ratios = d.get("pair_ratios") or []
+        several = several or len(ratios) > 1
         each = f" ({', '.join(fmt(r) for r in ratios)})" if len(ratios) > 1 else ""
         out.append([pg.link(f), cp.get("cudapool_variant") or "(default)", d.get("verdict", "?"),
                     fmt(tr.get("median_step_ms")), fmt(cp.get("median_step_ms")), fmt(d.get("median_ratio")) + each,
                     "; ".join(d.get("problems") or []) or "none"])
     if out:
-        if any(len(read_json(f).get("pair_ratios") or []) > 1 for f in pg.used if f in files):
+        if several:
             pg.add("Pairs of processes in alternating order (torch first, then last): `x torch` is the median "
                    "of the pairs' step-time ratios, each pair's in parentheses; the median ms are the first "
                    "pair's.", "")
