@@ -2,7 +2,9 @@
 # CTest `ab_bundles`: bench/ab_bundles.sh on the simulated device with two bundles of this build's
 # bench, one of them bin/bench alone (an older commit's bench: it runs with the first bundle's lib/).
 # Every round writes each bundle's JSON with the filtered benchmark's median; a missing bench is
-# refused (exit 2) before anything runs; a bench that fails makes the script exit 1.
+# refused (exit 2) before anything runs; a bench that fails makes the script exit 1; PIN=CPU runs
+# every process on that CPU alone (a stand-in bench reports its affinity), and a PIN that taskset
+# refuses fails the run.
 #   ab_bundles_test.sh AB_BUNDLES BENCH WORK_DIR
 set -u
 script=$1 bench=$(realpath "$2") work=$3
@@ -28,4 +30,22 @@ rc=$?
 BACKEND=nonsense ROUNDS=1 bash "$script" "$work/out3" "$F" "$work/a" "$work/b" > "$work/log" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "benches that fail: exit $rc, not 1"
+# PIN: a stand-in bench that writes the CPUs it may run on, one line per process.
+mkdir -p "$work/p/bin"
+printf '%s\n' '#!/usr/bin/env bash' \
+  "grep Cpus_allowed_list /proc/self/status | awk '{print \$2}' >> '$work/affinity'" \
+  "echo '{\"benchmarks\": []}'" > "$work/p/bin/bench"
+chmod +x "$work/p/bin/bench"
+rm -f "$work/affinity"
+PIN=0 BACKEND=sim ROUNDS=2 MIN_TIME=0.01 REPS=1 TRACES= bash "$script" "$work/out4" "$F" "$work/a" "$work/p" > "$work/log" 2>&1 ||
+  fail "PIN=0: exit $?"
+[ "$(cat "$work/affinity")" = "$(printf '0\n0')" ] || fail "PIN=0: the processes ran on $(paste -sd' ' "$work/affinity")"
+if [ "$(nproc)" -gt 1 ]; then  # unpinned, the stand-in may run on any CPU
+  rm -f "$work/affinity"
+  BACKEND=sim ROUNDS=1 MIN_TIME=0.01 REPS=1 TRACES= bash "$script" "$work/out5" "$F" "$work/a" "$work/p" > "$work/log" 2>&1 || fail "unpinned: exit $?"
+  [ "$(cat "$work/affinity")" != 0 ] || fail "unpinned: the process ran on CPU 0 alone"
+fi
+PIN=99999 BACKEND=sim ROUNDS=1 TRACES= bash "$script" "$work/out6" "$F" "$work/a" "$work/p" > "$work/log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "PIN=99999 (no such CPU): exit $rc, not 1"
 echo "ab_bundles: ok"
