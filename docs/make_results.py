@@ -734,7 +734,8 @@ def section_spread(pg):
     path = pg.src("spread.json")
     d = read_json(path) if path else None
     if not isinstance(d, dict) or not d.get("runs"):
-        pg.add(f"{NOT_IN_RUN}: no `spread.json`.")
+        pg.add(f"{NOT_IN_RUN}: no `spread.json` (bench's fresh processes).")
+        section_spread_instances(pg)  # the instances probe can be there without it (a part cut short)
         return
     pg.used.append(path)
     runs = d["runs"]
@@ -816,8 +817,12 @@ def section_spread_instances(pg):
                "processes of each variant, each with its own pool, backend and address-space layout, all alive at "
                f"once and measured in the same {first.get('rounds', '?')} interleaved rounds of "
                f"{first.get('pairs', '?')} pairs, so that the host's state over time falls on the rounds and a "
-               "process's median is its own (issue 15: five fresh processes of a variant within 10%). The columns as "
-               f"above, a process for an instance. Within 10%: {len(within)} of {total} groups.", "")
+               "process's median is its own (issue 15: five fresh processes of a variant within 10%). "
+               + ("The columns as above, a process for an instance. " if runs else
+                  "Per run: the processes' medians max/min, the rounds' medians max/min, the share of the variance of "
+                  "log(ns) the processes / the rounds explain, and F of each (about 1 where the processes do not "
+                  "differ). ")
+               + f"Within 10%: {len(within)} of {total} groups.", "")
         pg.add(*table(["variant", "run", "processes' medians, ns (max/min)", "rounds' medians max/min",
                        "variance: processes / rounds", "F: processes / rounds"], rows_of(fresh)))
 
