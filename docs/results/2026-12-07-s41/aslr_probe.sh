@@ -11,6 +11,9 @@ n=${2:-8}
 bench=${3:-.bundle/bin/bench}
 cpu=${CPU:-2}
 mkdir -p "$out"
+# The bundle's bench needs the bundle's shared libraries (gpu-suite sets this for its parts; s43's
+# first run of this probe, without it, failed every process).
+export LD_LIBRARY_PATH="$(cd "$(dirname "$bench")/.." && pwd)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 for v in tls mutex; do
   for i in $(seq 1 "$n"); do
     for mode in aslr fixed; do
