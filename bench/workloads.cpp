@@ -324,7 +324,14 @@ std::size_t floor_of(const trace& t) {
 // operation made by the host thread the trace names (trace_writer's thread column), in the trace's
 // order (pools only, traces of several threads): what a variant keeps per thread (tls's caches)
 // meets the program's threads as recorded. Its times include the hand-over between threads.
-enum class replay_mode { ordered, elided, immediate, threads };
+// per_stream (pools only, traces of several streams): a bound for a design in which streams keep
+// to their own memory, measured with today's pools: one pool of the variant per trace stream; an
+// allocation on stream s comes from s's pool, a free on the stream it was allocated on goes back
+// at once (only s allocates from that pool, so stream order makes the reuse safe: no epoch, no
+// event), a free on another stream is stream-ordered in the allocating stream's pool. Its peak
+// reserved bytes are the sum of the pools' peaks: what such a design holds when memory never
+// moves between streams.
+enum class replay_mode { ordered, elided, immediate, threads, per_stream };
 
 // The host threads of a threads replay other than the benchmark's own (trace thread 0): each runs
 // the operation it is handed, and hands it back, so that the trace's order holds exactly.
@@ -395,6 +402,91 @@ class replay_threads {
   std::vector<std::unique_ptr<worker>> workers_;
 };
 
+// replay_mode::per_stream's run: the run's pool serves trace stream 0, one more pool of the same
+// configuration on the same (counted) device each other stream.
+void replay_per_stream(benchmark::State& state, run_scope& run, const allocator_config& config, const trace& t) {
+  run_context& ctx = run.context();
+  std::vector<std::unique_ptr<bench_allocator>> more;
+  std::vector<bench_allocator*> pool_of;  // by trace stream
+  if (run.ok()) {
+    pool_of.push_back(run.allocator());
+    try {
+      std::shared_ptr<cudapool::backend> device = ctx.counted;
+      if (device == nullptr) device = shared_device();
+      for (unsigned i = 1; i < t.streams; ++i) {
+        more.push_back(bench_allocator::make(config, device));
+        pool_of.push_back(more.back().get());
+      }
+    } catch (const std::exception& e) {
+      set_last_error(std::string("per-stream pools: ") + e.what());
+      run.fail({}, false);
+    }
+  }
+  const std::vector<stream_ref>& streams = ctx.streams;
+  std::vector<void*> slots(t.slots, nullptr);
+  const std::size_t n = t.ops.size();
+  std::size_t pos = 0;
+  if (run.ok()) {
+    for (auto _ : state) {
+      const trace_op& o = t.ops[pos];
+      bool ok = true;
+      if (o.alloc) {
+        void* p = pool_of[o.stream]->allocate(o.bytes, streams[o.stream]);
+        ok = p != nullptr;
+        slots[o.slot] = p;
+      } else {
+        void* p = std::exchange(slots[o.slot], nullptr);
+        bench_allocator& home = *pool_of[o.alloc_stream];
+        ok = o.alloc_stream == o.stream ? home.deallocate(p, streams[o.alloc_stream])
+                                        : home.deallocate(p, streams[o.alloc_stream], streams[o.stream]);
+      }
+      if (!ok) [[unlikely]] {
+        run.fail(t.name + " operation " + std::to_string(pos));
+        break;
+      }
+      if (++pos == n) pos = 0;
+    }
+  }
+  const std::uint64_t replayed = static_cast<std::uint64_t>(state.iterations());
+  const bool ok = run.ok();
+  std::size_t reserved = 0;
+  std::uint64_t events = 0;
+  std::uint64_t allocs = 0;
+  if (!pool_of.empty()) {
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] == nullptr) continue;
+      const unsigned home = t.slot_stream[i];
+      if (!pool_of[home]->deallocate(slots[i], streams[home], streams[home]) && run.ok()) run.fail("replay clean-up", false);
+    }
+    try {
+      for (bench_allocator* pool : pool_of) {
+        for (const stream_ref s : streams) pool->flush_stream(s);
+        if (const auto r = pool->peak_reserved_bytes()) reserved += *r;
+        if (const auto st = pool->stats()) {
+          events += st->events_recorded;
+          allocs += st->allocs;
+        }
+      }
+    } catch (const std::exception& e) {
+      if (run.ok()) {
+        set_last_error(e.what());
+        run.fail("tear-down", false);
+      }
+    }
+  }
+  more.clear();  // before run.finish destroys the streams
+  state.SetItemsProcessed(state.iterations());
+  run.finish(0, [&](run_context&) {
+    if (!ok || replayed == 0) return;
+    const std::size_t live = t.peak_live_upto[std::min<std::uint64_t>(replayed, n) - 1];
+    state.counters["peak_live_MiB"] = static_cast<double>(live) / mib;
+    state.counters["peak_reserved_MiB"] = static_cast<double>(reserved) / mib;
+    if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(reserved) / static_cast<double>(live);
+    if (allocs > 0) state.counters["events_per_1k_allocs"] = 1000.0 * static_cast<double>(events) / static_cast<double>(allocs);
+    state.counters["events_per_op"] = static_cast<double>(events) / static_cast<double>(replayed);
+  });
+}
+
 void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t,
             replay_mode mode) {
   const bool ordered = mode != replay_mode::immediate;
@@ -408,6 +500,7 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
   const std::vector<stream_ref>& streams = ctx.streams;
+  if (mode == replay_mode::per_stream) return replay_per_stream(state, run, config, t);
   std::vector<void*> slots(t.slots, nullptr);
   const std::size_t n = t.ops.size();
   // One operation of the trace; false when the allocator refused it.
@@ -576,9 +669,11 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
     for (const std::shared_ptr<const trace>& t : traces) {
       // Peers: an immediate free is a free on the allocation stream, which is what the trace does.
       for (const auto& [mode, suffix] : {std::pair{replay_mode::ordered, ""}, std::pair{replay_mode::elided, "/elided"},
-                                         std::pair{replay_mode::immediate, "/immediate"}, std::pair{replay_mode::threads, "/threads"}}) {
+                                         std::pair{replay_mode::immediate, "/immediate"}, std::pair{replay_mode::threads, "/threads"},
+                                         std::pair{replay_mode::per_stream, "/per_stream"}}) {
         if (mode != replay_mode::ordered && a.what != allocator_config::kind::pool) continue;
         if (mode == replay_mode::threads && t->threads < 2) continue;  // the ordered replay itself
+        if (mode == replay_mode::per_stream && t->streams < 2) continue;
         auto ctx = std::make_shared<run_context>();
         const replay_mode m = mode;  // (clang 14 cannot capture structured bindings)
         auto* b = benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + suffix).c_str(),

@@ -51,6 +51,11 @@
 //                            the stream-ordered time minus this is what the event calls cost in place
 //   replay/<a>/<trace>/immediate  pools only: the same with immediate frees (deallocate(p)), which
 //                            separates the cost of deferred (stream-ordered) frees from the rest
+//   replay/<a>/<trace>/per_stream  pools only, traces of several streams: one pool of <a> per trace
+//                            stream, a free on the allocating stream immediate in its pool (stream
+//                            order makes that stream's reuse safe), one on another stream
+//                            stream-ordered there: a bound for streams that keep to their own
+//                            memory (reserved = the sum of the pools' peaks; workloads.cpp)
 //   limit/epoch_event        no allocator: the host's cost of one epoch (an event recorded on a
 //                            stream, and later one query of it), from a ring of 64 events; times
 //                            a replay's events_per_op, what its epochs cost per operation (the
