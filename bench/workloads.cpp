@@ -330,8 +330,10 @@ std::size_t floor_of(const trace& t) {
 // at once (only s allocates from that pool, so stream order makes the reuse safe: no epoch, no
 // event), a free on another stream is stream-ordered in the allocating stream's pool. Its peak
 // reserved bytes are the sum of the pools' peaks: what such a design holds when memory never
-// moves between streams.
-enum class replay_mode { ordered, elided, immediate, threads, per_stream };
+// moves between streams. per_stream_ordered: the same pools with every free stream-ordered, as a
+// program can use them today (a pool per stream, like cudapool::per_device's pool per device; an
+// immediate free would let the pool unmap a page the stream still uses).
+enum class replay_mode { ordered, elided, immediate, threads, per_stream, per_stream_ordered };
 
 // The host threads of a threads replay other than the benchmark's own (trace thread 0): each runs
 // the operation it is handed, and hands it back, so that the trace's order holds exactly.
@@ -402,9 +404,11 @@ class replay_threads {
   std::vector<std::unique_ptr<worker>> workers_;
 };
 
-// replay_mode::per_stream's run: the run's pool serves trace stream 0, one more pool of the same
-// configuration on the same (counted) device each other stream.
-void replay_per_stream(benchmark::State& state, run_scope& run, const allocator_config& config, const trace& t) {
+// replay_mode::per_stream's and per_stream_ordered's run: the run's pool serves trace stream 0, one
+// more pool of the same configuration on the same (counted) device each other stream. own_immediate:
+// a free on the allocating stream is immediate (per_stream), else stream-ordered.
+void replay_per_stream(benchmark::State& state, run_scope& run, const allocator_config& config, const trace& t,
+                       bool own_immediate) {
   run_context& ctx = run.context();
   std::vector<std::unique_ptr<bench_allocator>> more;
   std::vector<bench_allocator*> pool_of;  // by trace stream
@@ -437,8 +441,8 @@ void replay_per_stream(benchmark::State& state, run_scope& run, const allocator_
       } else {
         void* p = std::exchange(slots[o.slot], nullptr);
         bench_allocator& home = *pool_of[o.alloc_stream];
-        ok = o.alloc_stream == o.stream ? home.deallocate(p, streams[o.alloc_stream])
-                                        : home.deallocate(p, streams[o.alloc_stream], streams[o.stream]);
+        ok = own_immediate && o.alloc_stream == o.stream ? home.deallocate(p, streams[o.alloc_stream])
+                                                         : home.deallocate(p, streams[o.alloc_stream], streams[o.stream]);
       }
       if (!ok) [[unlikely]] {
         run.fail(t.name + " operation " + std::to_string(pos));
@@ -500,7 +504,9 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
   const std::vector<stream_ref>& streams = ctx.streams;
-  if (mode == replay_mode::per_stream) return replay_per_stream(state, run, config, t);
+  if (mode == replay_mode::per_stream || mode == replay_mode::per_stream_ordered) {
+    return replay_per_stream(state, run, config, t, mode == replay_mode::per_stream);
+  }
   std::vector<void*> slots(t.slots, nullptr);
   const std::size_t n = t.ops.size();
   // One operation of the trace; false when the allocator refused it.
@@ -670,10 +676,11 @@ void register_benchmarks(const std::vector<allocator_config>& allocators,
       // Peers: an immediate free is a free on the allocation stream, which is what the trace does.
       for (const auto& [mode, suffix] : {std::pair{replay_mode::ordered, ""}, std::pair{replay_mode::elided, "/elided"},
                                          std::pair{replay_mode::immediate, "/immediate"}, std::pair{replay_mode::threads, "/threads"},
-                                         std::pair{replay_mode::per_stream, "/per_stream"}}) {
+                                         std::pair{replay_mode::per_stream, "/per_stream"},
+                                         std::pair{replay_mode::per_stream_ordered, "/per_stream_ordered"}}) {
         if (mode != replay_mode::ordered && a.what != allocator_config::kind::pool) continue;
         if (mode == replay_mode::threads && t->threads < 2) continue;  // the ordered replay itself
-        if (mode == replay_mode::per_stream && t->streams < 2) continue;
+        if ((mode == replay_mode::per_stream || mode == replay_mode::per_stream_ordered) && t->streams < 2) continue;
         auto ctx = std::make_shared<run_context>();
         const replay_mode m = mode;  // (clang 14 cannot capture structured bindings)
         auto* b = benchmark::RegisterBenchmark(("replay/" + a.label + "/" + t->name + suffix).c_str(),
