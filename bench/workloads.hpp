@@ -56,6 +56,8 @@
 //                            order makes that stream's reuse safe), one on another stream
 //                            stream-ordered there: a bound for streams that keep to their own
 //                            memory (reserved = the sum of the pools' peaks; workloads.cpp)
+//   replay/<a>/<trace>/per_stream_ordered  the same pools, every free stream-ordered: a pool per
+//                            stream as a program can use one today
 //   limit/epoch_event        no allocator: the host's cost of one epoch (an event recorded on a
 //                            stream, and later one query of it), from a ring of 64 events; times
 //                            a replay's events_per_op, what its epochs cost per operation (the
