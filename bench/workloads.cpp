@@ -404,91 +404,27 @@ class replay_threads {
   std::vector<std::unique_ptr<worker>> workers_;
 };
 
-// replay_mode::per_stream's and per_stream_ordered's run: the run's pool serves trace stream 0, one
-// more pool of the same configuration on the same (counted) device each other stream. own_immediate:
-// a free on the allocating stream is immediate (per_stream), else stream-ordered.
-void replay_per_stream(benchmark::State& state, run_scope& run, const allocator_config& config, const trace& t,
-                       bool own_immediate) {
-  run_context& ctx = run.context();
-  std::vector<std::unique_ptr<bench_allocator>> more;
-  std::vector<bench_allocator*> pool_of;  // by trace stream
-  if (run.ok()) {
-    pool_of.push_back(run.allocator());
-    try {
-      std::shared_ptr<cudapool::backend> device = ctx.counted;
-      if (device == nullptr) device = shared_device();
-      for (unsigned i = 1; i < t.streams; ++i) {
-        more.push_back(bench_allocator::make(config, device));
-        pool_of.push_back(more.back().get());
-      }
-    } catch (const std::exception& e) {
-      set_last_error(std::string("per-stream pools: ") + e.what());
-      run.fail({}, false);
+// One operation of a replay (trace operation i); false when the allocator refused it. pool_of(s):
+// the allocator of trace stream s; ordered: frees stream-ordered on the trace's stream, except, with
+// OwnImmediate, a free on the allocating stream (per_stream), which is immediate.
+template <bool OwnImmediate, class PoolOf>
+auto replay_step(const trace& t, std::vector<void*>& slots, const std::vector<stream_ref>& streams, PoolOf pool_of,
+                 bool ordered) {
+  return [&t, &slots, &streams, pool_of, ordered](std::size_t i) {
+    const trace_op& o = t.ops[i];
+    if (o.alloc) {
+      void* p = pool_of(o.stream)->allocate(o.bytes, streams[o.stream]);
+      if (p == nullptr) [[unlikely]] return false;
+      slots[o.slot] = p;
+      return true;
     }
-  }
-  const std::vector<stream_ref>& streams = ctx.streams;
-  std::vector<void*> slots(t.slots, nullptr);
-  const std::size_t n = t.ops.size();
-  std::size_t pos = 0;
-  if (run.ok()) {
-    for (auto _ : state) {
-      const trace_op& o = t.ops[pos];
-      bool ok = true;
-      if (o.alloc) {
-        void* p = pool_of[o.stream]->allocate(o.bytes, streams[o.stream]);
-        ok = p != nullptr;
-        slots[o.slot] = p;
-      } else {
-        void* p = std::exchange(slots[o.slot], nullptr);
-        bench_allocator& home = *pool_of[o.alloc_stream];
-        ok = own_immediate && o.alloc_stream == o.stream ? home.deallocate(p, streams[o.alloc_stream])
-                                                         : home.deallocate(p, streams[o.alloc_stream], streams[o.stream]);
-      }
-      if (!ok) [[unlikely]] {
-        run.fail(t.name + " operation " + std::to_string(pos));
-        break;
-      }
-      if (++pos == n) pos = 0;
+    void* p = std::exchange(slots[o.slot], nullptr);
+    bench_allocator* home = pool_of(o.alloc_stream);
+    if constexpr (OwnImmediate) {
+      if (o.alloc_stream == o.stream) return home->deallocate(p, streams[o.alloc_stream]);
     }
-  }
-  const std::uint64_t replayed = static_cast<std::uint64_t>(state.iterations());
-  const bool ok = run.ok();
-  std::size_t reserved = 0;
-  std::uint64_t events = 0;
-  std::uint64_t allocs = 0;
-  if (!pool_of.empty()) {
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      if (slots[i] == nullptr) continue;
-      const unsigned home = t.slot_stream[i];
-      if (!pool_of[home]->deallocate(slots[i], streams[home], streams[home]) && run.ok()) run.fail("replay clean-up", false);
-    }
-    try {
-      for (bench_allocator* pool : pool_of) {
-        for (const stream_ref s : streams) pool->flush_stream(s);
-        if (const auto r = pool->peak_reserved_bytes()) reserved += *r;
-        if (const auto st = pool->stats()) {
-          events += st->events_recorded;
-          allocs += st->allocs;
-        }
-      }
-    } catch (const std::exception& e) {
-      if (run.ok()) {
-        set_last_error(e.what());
-        run.fail("tear-down", false);
-      }
-    }
-  }
-  more.clear();  // before run.finish destroys the streams
-  state.SetItemsProcessed(state.iterations());
-  run.finish(0, [&](run_context&) {
-    if (!ok || replayed == 0) return;
-    const std::size_t live = t.peak_live_upto[std::min<std::uint64_t>(replayed, n) - 1];
-    state.counters["peak_live_MiB"] = static_cast<double>(live) / mib;
-    state.counters["peak_reserved_MiB"] = static_cast<double>(reserved) / mib;
-    if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(reserved) / static_cast<double>(live);
-    if (allocs > 0) state.counters["events_per_1k_allocs"] = 1000.0 * static_cast<double>(events) / static_cast<double>(allocs);
-    state.counters["events_per_op"] = static_cast<double>(events) / static_cast<double>(replayed);
-  });
+    return ordered ? home->deallocate(p, streams[o.alloc_stream], streams[o.stream]) : home->deallocate(p, streams[o.alloc_stream]);
+  };
 }
 
 void replay(benchmark::State& state, run_context& ctx, const allocator_config& config, const trace& t,
@@ -504,67 +440,109 @@ void replay(benchmark::State& state, run_context& ctx, const allocator_config& c
   run_scope run(state, ctx, config, options);
   bench_allocator* a = run.allocator();
   const std::vector<stream_ref>& streams = ctx.streams;
-  if (mode == replay_mode::per_stream || mode == replay_mode::per_stream_ordered) {
-    return replay_per_stream(state, run, config, t, mode == replay_mode::per_stream);
+  // per_stream modes: the run's pool serves trace stream 0, one more pool of the same configuration
+  // on the same (counted) device each other stream.
+  const bool per_stream = mode == replay_mode::per_stream || mode == replay_mode::per_stream_ordered;
+  std::vector<std::unique_ptr<bench_allocator>> more;
+  std::vector<bench_allocator*> pool_of{a};  // by trace stream (per_stream modes)
+  if (per_stream && run.ok()) {
+    try {
+      std::shared_ptr<cudapool::backend> device = ctx.counted;
+      if (device == nullptr) device = shared_device();
+      for (unsigned i = 1; i < t.streams; ++i) {
+        more.push_back(bench_allocator::make(config, device));
+        pool_of.push_back(more.back().get());
+      }
+    } catch (const std::exception& e) {
+      set_last_error(std::string("per-stream pools: ") + e.what());
+      run.fail({}, false);
+    }
   }
   std::vector<void*> slots(t.slots, nullptr);
   const std::size_t n = t.ops.size();
-  // One operation of the trace; false when the allocator refused it.
-  const auto step = [&t, &slots, &streams, a, ordered](std::size_t i) {
-    const trace_op& o = t.ops[i];
-    if (o.alloc) {
-      void* p = a->allocate(o.bytes, streams[o.stream]);
-      if (p == nullptr) [[unlikely]] return false;
-      slots[o.slot] = p;
-      return true;
-    }
-    void* p = std::exchange(slots[o.slot], nullptr);
-    return ordered ? a->deallocate(p, streams[o.alloc_stream], streams[o.stream]) : a->deallocate(p, streams[o.alloc_stream]);
-  };
-  std::optional<replay_threads> others;
-  if (mode == replay_mode::threads && a != nullptr) others.emplace(t.threads, step);
   std::size_t pos = 0;
-  if (others) {
+  const auto loop = [&](auto step) {  // the modes' loop: nothing but the operation
     for (auto _ : state) {
-      const unsigned thread = t.ops[pos].thread;
-      if (!(thread == 0 ? step(pos) : others->run(pos, thread))) [[unlikely]] {
-        run.fail(t.name + " operation " + std::to_string(pos));
-        break;
-      }
-      if (++pos == n) pos = 0;
-    }
-  } else {
-    for (auto _ : state) {  // the other modes' loop: nothing but the operation
       if (!step(pos)) [[unlikely]] {
         run.fail(t.name + " operation " + std::to_string(pos));
         break;
       }
       if (++pos == n) pos = 0;
     }
+  };
+  const auto single = replay_step<false>(t, slots, streams, [a](unsigned) { return a; }, ordered);
+  const auto by_stream = [&pool_of](unsigned s) { return pool_of[s]; };
+  std::optional<replay_threads> others;
+  if (mode == replay_mode::threads && a != nullptr) others.emplace(t.threads, single);
+  if (others) {
+    for (auto _ : state) {
+      const unsigned thread = t.ops[pos].thread;
+      if (!(thread == 0 ? single(pos) : others->run(pos, thread))) [[unlikely]] {
+        run.fail(t.name + " operation " + std::to_string(pos));
+        break;
+      }
+      if (++pos == n) pos = 0;
+    }
+  } else if (mode == replay_mode::per_stream) {
+    if (run.ok()) loop(replay_step<true>(t, slots, streams, by_stream, ordered));
+  } else if (per_stream) {
+    if (run.ok()) loop(replay_step<false>(t, slots, streams, by_stream, ordered));
+  } else {
+    loop(single);
   }
   const std::uint64_t on_other_threads = others ? others->ran() : 0;
   others.reset();
   const std::uint64_t replayed = static_cast<std::uint64_t>(state.iterations());
   // What is still live when the loop stops mid-trace (or fails) is freed, untimed.
   const bool ok = run.ok();
-  if (a != nullptr) {
+  if (a != nullptr) {  // (no slot is filled unless every pool was made)
     for (std::size_t i = 0; i < slots.size(); ++i) {
       if (slots[i] == nullptr) continue;
-      const stream_ref s = streams[t.slot_stream[i]];
-      if (!a->deallocate(slots[i], s, s) && run.ok()) run.fail("replay clean-up", false);
+      const unsigned home = t.slot_stream[i];
+      const stream_ref s = streams[home];
+      if (!pool_of[per_stream ? home : 0]->deallocate(slots[i], s, s) && run.ok()) run.fail("replay clean-up", false);
     }
   }
+  // per_stream modes: the other pools' peaks (memory never moves between them) and events, taken
+  // before they go (run.finish then flushes and reads the run's own pool).
+  std::size_t more_reserved = 0;
+  std::uint64_t more_events = 0;
+  std::uint64_t more_allocs = 0;
+  try {
+    for (const auto& pool : more) {
+      for (const stream_ref s : streams) pool->flush_stream(s);
+      more_reserved += pool->peak_reserved_bytes().value_or(0);
+      if (const auto st = pool->stats()) {
+        more_events += st->events_recorded;
+        more_allocs += st->allocs;
+      }
+    }
+  } catch (const std::exception& e) {
+    if (run.ok()) {
+      set_last_error(e.what());
+      run.fail("tear-down", false);
+    }
+  }
+  more.clear();  // before run.finish destroys the streams
   state.SetItemsProcessed(state.iterations());
   run.finish(0, [&](run_context& c) {
     if (!ok || replayed == 0) return;
     if (mode == replay_mode::threads) state.counters["ops_on_other_threads"] = static_cast<double>(on_other_threads);
     const std::size_t live = t.peak_live_upto[std::min<std::uint64_t>(replayed, n) - 1];
     state.counters["peak_live_MiB"] = static_cast<double>(live) / mib;
-    if (const auto reserved = c.alloc->peak_reserved_bytes()) {
-      state.counters["peak_reserved_MiB"] = static_cast<double>(*reserved) / mib;
-      if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(*reserved) / static_cast<double>(live);
+    if (const auto own = c.alloc->peak_reserved_bytes()) {
+      const std::size_t reserved = *own + more_reserved;
+      state.counters["peak_reserved_MiB"] = static_cast<double>(reserved) / mib;
+      if (live > 0) state.counters["reserved_over_live"] = static_cast<double>(reserved) / static_cast<double>(live);
     }
-    if (const auto st = c.alloc->stats()) {
+    if (per_stream) {
+      // The pools' events summed (pool_activity_counters reads one pool's stats).
+      const auto st = c.alloc->stats();
+      const std::uint64_t events = more_events + (st ? st->events_recorded : 0);
+      const std::uint64_t allocs = more_allocs + (st ? st->allocs : 0);
+      if (allocs > 0) state.counters["events_per_1k_allocs"] = 1000.0 * static_cast<double>(events) / static_cast<double>(allocs);
+      state.counters["events_per_op"] = static_cast<double>(events) / static_cast<double>(replayed);
+    } else if (const auto st = c.alloc->stats()) {
       pool_activity_counters(state, *st);
       // x limit/epoch_event's ns: what the epochs of the stream-ordered frees cost per operation.
       state.counters["events_per_op"] = static_cast<double>(st->events_recorded) / static_cast<double>(replayed);
