@@ -15,16 +15,4 @@ taskset -c 2 .bundle/bin/bench --backend=cuda --traces=.bundle/traces --benchmar
   --benchmark_min_time=0.5 --benchmark_repetitions=${REPS:-5} --benchmark_enable_random_interleaving=true \
   --benchmark_format=json --benchmark_out="$out/probe_b.json" --benchmark_out_format=json \
   >"$out/probe_b.log" 2>&1 || echo "bench: exit $?"
-python3 - "$out/probe_b.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-runs = {}
-for b in d["benchmarks"]:
-    if b.get("run_type") == "iteration":
-        runs.setdefault(b["run_name"], []).append(b)
-for name, bs in sorted(runs.items()):
-    t = sorted(x["real_time"] for x in bs)
-    b = bs[0]
-    print(f"{name:55s} median {t[len(t)//2]:7.1f} ns  min {t[0]:7.1f}  events/1k allocs {b.get('events_per_1k_allocs', 0):6.1f}"
-          f"  reserved/live {b.get('reserved_over_live', 0):.3f}")
-PY
+python3 docs/results/2026-12-07-s44/medians.py "$out/probe_b.json"

@@ -14,16 +14,4 @@ taskset -c 2 .bundle/bin/bench --backend=cuda --traces=.bundle/traces --benchmar
   --benchmark_min_time=0.5 --benchmark_repetitions=${REPS:-5} --benchmark_enable_random_interleaving=true \
   --benchmark_format=json --benchmark_out="$out/probe_d.json" --benchmark_out_format=json \
   >/dev/null 2>"$out/probe_d.err" || echo "bench: exit $?"
-python3 - "$out/probe_d.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-runs = {}
-for b in d["benchmarks"]:
-    if b.get("run_type") == "iteration":
-        runs.setdefault(b["run_name"], []).append(b)
-for name, bs in sorted(runs.items()):
-    t = sorted(x["real_time"] for x in bs)
-    b = bs[0]
-    print(f"{name:58s} median {t[len(t)//2]:7.1f} ns  range {100 * (t[-1] - t[0]) / t[len(t)//2]:3.0f}%"
-          f"  events/1k allocs {b.get('events_per_1k_allocs', 0):6.1f}  reserved/live {b.get('reserved_over_live', 0):.3f}")
-PY
+python3 docs/results/2026-12-07-s44/medians.py "$out/probe_d.json"
