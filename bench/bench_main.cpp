@@ -107,6 +107,17 @@ std::vector<allocator_config> allocators(bool with_peers) {
   cudapool::pool_options remap;
   remap.remap_ratio = 1.05;
   for (const std::string& v : variants) all.push_back({v + "-remap", allocator_config::kind::pool, v, remap, true});
+  // Streams that keep to their own memory (pool_options::stream_arenas, s45), every variant: up to
+  // 16 streams own an arena each, whose frees on its own stream are immediate there; -arenas-remap
+  // adds remap_ratio 1.05, which keeps the arenas' slabs and holes together near the bytes in use.
+  cudapool::pool_options arenas;
+  arenas.stream_arenas = 16;
+  cudapool::pool_options arenas_remap = arenas;
+  arenas_remap.remap_ratio = 1.05;
+  for (const std::string& v : variants) {
+    all.push_back({v + "-arenas", allocator_config::kind::pool, v, arenas, true});
+    all.push_back({v + "-arenas-remap", allocator_config::kind::pool, v, arenas_remap, true});
+  }
   // Memory first, for deep-learning programs (PyTorch's plug-in): classes up to 64 KiB (larger
   // requests are best-fit extents of the heap, not blocks of 4 classes per doubling in slabs of
   // their own) and remap_ratio 1.01; on the sim's deterministic replay of the recorded traces

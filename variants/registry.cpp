@@ -4,6 +4,7 @@
 
 #include <cudapool/lockfree_pool.hpp>
 #include <cudapool/mutex_pool.hpp>
+#include <cudapool/stream_arenas.hpp>
 #include <cudapool/stream_pool.hpp>
 #include <cudapool/tls_pool.hpp>
 
@@ -18,8 +19,10 @@ struct entry {
   maker make_plain;  // without debug hooks
 };
 
+// options.stream_arenas: the variant's pool behind stream_arenas (cudapool/stream_arenas.hpp).
 template <class Pool>
 std::unique_ptr<any_pool> make(std::shared_ptr<backend> device, const pool_options& options) {
+  if (options.stream_arenas != 0) return std::make_unique<pool_model<stream_arenas<Pool>>>(std::move(device), options);
   return std::make_unique<pool_model<Pool>>(std::move(device), options);
 }
 template <class FreeLists>

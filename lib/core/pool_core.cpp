@@ -31,6 +31,10 @@ std::string human(std::size_t bytes) {
 
 const pool_options& validated(const pool_options& o) {
   validate(o);
+  if (o.stream_arenas != 0) {
+    throw std::invalid_argument("cudapool::pool_options: stream_arenas is applied by make_pool or "
+                                "cudapool::stream_arenas<Pool> (cudapool/stream_arenas.hpp), not by a variant's pool");
+  }
   return o;
 }
 
@@ -594,6 +598,7 @@ void validate(const pool_options& o) {
   if (!(o.remap_ratio == 0.0 || (o.remap_ratio >= 1.0 && std::isfinite(o.remap_ratio)))) {
     fail("remap_ratio must be 0 (off) or a finite number >= 1, got " + std::to_string(o.remap_ratio));
   }
+  if (o.stream_arenas > 64) fail("stream_arenas must be <= 64, got " + std::to_string(o.stream_arenas));
   static_cast<void>(core::size_classes{o});  // the classes' own rules (classes_per_doubling, max_class_bytes)
 }
 

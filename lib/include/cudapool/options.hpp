@@ -55,6 +55,14 @@ struct pool_options {
   // expandable segments in every PyTorch workload at 1.16-1.19x lm_train's step time
   // (docs/results/2026-12-02-h200-s12).
   double remap_ratio = 0.0;
+  // Streams that keep to their own memory (cudapool/stream_arenas.hpp): up to this many streams
+  // (at most 64) each get an arena, a pool of the variant whose memory only that stream allocates
+  // from, so that a free on the allocating stream is reused at once with no epoch and no event.
+  // Memory moves between arenas under pressure (an out-of-memory arena trims the others). 0 (the
+  // default): one shared pool. Applied by make_pool and stream_arenas<Pool>; a variant's pool type
+  // constructed directly with it throws std::invalid_argument. Needs virtual memory and growth,
+  // and stays off with any debug option on.
+  std::size_t stream_arenas = 0;
 
   // Bytes mapped at construction (rounded up to whole slabs); trim keeps them. With allow_growth =
   // false this is a fixed pool that never calls the backend for memory after start-up: slabs and

@@ -1,0 +1,299 @@
+// cudapool/stream_arenas.hpp - a pool of any variant in which each stream keeps to its own memory
+// (pool_options::stream_arenas; make_pool applies it).
+//
+// A program that allocates and frees on several streams pays, in one shared pool, for every
+// stream-ordered free: the free waits in an epoch of its stream until one event covers it, and
+// another stream's miss closes those epochs (an event each) and merges or hands on what they hold
+// (docs/design.md, "s44"). Most frees come back on the stream that allocated: mlp_4stream frees
+// nothing on another stream. stream_arenas<Pool> gives each of up to options.stream_arenas streams
+// an arena: a Pool of its own, whose memory only that stream (its owner) allocates from. A free of
+// an arena's memory on its owner stream is an immediate free in that Pool: stream order alone makes
+// the reuse safe, with no epoch and no event. A free on any other stream is stream-ordered in the
+// Pool that holds the memory, as always. The default stream, the per-thread and legacy default
+// streams, and streams beyond the arenas share arena 0, a Pool that works as a plain pool does.
+//
+// What the arenas cost and how memory moves between them:
+//   - memory an arena holds free is the device's only once its owner's work has completed: before
+//     an arena unmaps a page (trim, remap_ratio, the release threshold, destruction) its owner
+//     stream is synchronized (core/arena_backend.hpp). An arena's own remap therefore waits for
+//     its stream's work.
+//   - an allocation that fails in its arena (device out of memory, or byte_limit, which bounds
+//     the bytes all arenas map together) trims every other arena, synchronizing their owners, and
+//     tries again before it throws out_of_memory (the arena's report).
+//   - each arena has its own slabs of the size classes and its own free ranges; remap_ratio keeps
+//     their sum near the bytes in use (mlp_4stream: 1.184x its live peak without remap against
+//     1.089x with remap_ratio 1.05, bench's replay/<v>-arenas).
+//   - flush_stream(s) (and retire_stream) synchronizes s when it owns an arena, and frees the arena
+//     for the next new stream: call it before destroying s, as the stream contract asks of every
+//     stream given to deallocate.
+// Arenas need virtual memory (their pages are found by address) and growth; with either off, with
+// any debug option on (the debug layer would see a stream's frees as immediate) or with a
+// CUDAPOOL_TRACE recording, every stream shares arena 0.
+//
+// stats() sums the arenas (peak_reserved_bytes is the peak of their mapped bytes together;
+// peak_in_use and peak_requested are sums of the arenas' peaks, an upper bound).
+//
+// Thread-safety: as Pool. Frees on an owner stream racing with flush_stream of that stream are the
+// caller's race (as destroying a stream with frees in flight).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <cudapool/detail/core/arena_backend.hpp>
+#include <cudapool/detail/core/arith.hpp>
+#include <cudapool/backend.hpp>
+#include <cudapool/diagnostics.hpp>
+#include <cudapool/errors.hpp>
+#include <cudapool/options.hpp>
+#include <cudapool/stats.hpp>
+
+namespace cudapool {
+
+namespace detail {
+// Adds part's counts to total (stats of several arenas as one pool's).
+void add_arena_stats(pool_stats& total, const pool_stats& part);
+// Whether options (and the environment) leave arenas on: virtual memory, growth, no debug feature.
+[[nodiscard]] bool arenas_possible(const pool_options& options, const backend& device) noexcept;
+}  // namespace detail
+
+template <class Pool>
+class stream_arenas {
+ public:
+  static constexpr std::size_t max_arenas = 64;
+
+  // options.stream_arenas: how many streams get an arena of their own (0: none; every stream
+  // shares arena 0). Throws what Pool's constructor throws for the options.
+  stream_arenas(std::shared_ptr<backend> device, const pool_options& options)
+      : options_(options),
+        arena_count_(detail::arenas_possible(options, *device) ? std::min(options.stream_arenas, max_arenas) : 0),
+        directory_(std::make_shared<core::arena_directory>(options.byte_limit)),
+        device_(device) {
+    validate(options);
+    pool_options shared = options;
+    shared.stream_arenas = 0;
+    if (arena_count_ != 0 && shared.address_reservation == 0) {
+      // The address range each arena reserves: what a pool would (twice the limit, or the device).
+      shared.address_reservation = core::round_up(
+          options.byte_limit != 0 ? 2 * options.byte_limit : 2 * device->memory_bytes(), device->page_bytes());
+    }
+    inner_ = shared;
+    inner_.initial_reservation = 0;  // arena 0 maps it; the others start empty
+    shared_ = make_arena(0, shared);
+  }
+  stream_arenas(const stream_arenas&) = delete;
+  stream_arenas& operator=(const stream_arenas&) = delete;
+  // The arenas go first (each waits for its stream-ordered frees and synchronizes its owner), then
+  // arena 0.
+  ~stream_arenas() {
+    for (std::size_t i = arena_count_; i-- > 0;) arenas_[i].pool.reset();
+  }
+
+  [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
+    if (!core::power_of_two(alignment)) {
+      throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
+    }
+    Pool& pool = pool_for(s);
+    if (void* p = pool.try_allocate(bytes, alignment, s); p != nullptr || bytes == 0) return p;
+    relieve(pool);
+    return pool.allocate(bytes, alignment, s);  // out_of_memory: this arena's report
+  }
+  [[nodiscard]] void* try_allocate(std::size_t bytes, stream_ref s = {}) noexcept {
+    return try_allocate(bytes, min_alignment, s);
+  }
+  [[nodiscard]] void* try_allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) noexcept {
+    try {
+      return allocate(bytes, alignment, s);
+    } catch (...) {
+      return nullptr;
+    }
+  }
+
+  void deallocate(void* p) noexcept { pool_of(p).deallocate(p); }
+  void deallocate(void* p, stream_ref s) noexcept {
+    if (arena_count_ == 0) return shared_->deallocate(p, s);
+    const std::uint32_t id = directory_->find(p);
+    if (id > 1) {
+      arena& a = arenas_[id - 2];
+      if (a.owner.load(std::memory_order_acquire) == s.native()) return a.pool->deallocate(p);  // its owner: stream order suffices
+      return a.pool->deallocate(p, s);
+    }
+    shared_->deallocate(p, s);
+  }
+  void deallocate(void* p, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
+  void deallocate(void* p, std::size_t, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
+
+  // Records the open epochs of s in every arena; when s owns an arena, synchronizes s and frees the
+  // arena for another stream.
+  void flush_stream(stream_ref s) {
+    for_each_pool([&](Pool& p) { p.flush_stream(s); });
+    release_owner(s);
+  }
+  // As flush_stream, through Pool::retire_stream where it has one.
+  void retire_stream(stream_ref s) {
+    for_each_pool([&](Pool& p) {
+      if constexpr (requires { p.retire_stream(s); }) {
+        p.retire_stream(s);
+      } else {
+        p.flush_stream(s);
+      }
+    });
+    release_owner(s);
+  }
+  void flush_thread_cache() noexcept
+    requires requires(Pool& p) { p.flush_thread_cache(); }
+  {
+    for_each_pool([](Pool& p) { p.flush_thread_cache(); });
+  }
+
+  // Every arena's trim (an arena's owner is synchronized before its pages go).
+  std::size_t trim() {
+    std::size_t bytes = 0;
+    for_each_pool([&](Pool& p) { bytes += p.trim(); });
+    return bytes;
+  }
+
+  [[nodiscard]] pool_stats stats() const {
+    pool_stats st = shared_->stats();
+    for (std::size_t i = 0; i < arena_count_; ++i) {
+      if (const Pool* p = arenas_[i].pool.get(); p != nullptr) detail::add_arena_stats(st, p->stats());
+    }
+    if (arena_count_ != 0) {
+      st.peak_reserved_bytes = directory_->peak_mapped_bytes();
+      st.heap.peak_mapped_bytes = st.peak_reserved_bytes;
+    }
+    return st;
+  }
+  [[nodiscard]] pointer_info describe(const void* p) const { return pool_of(p).describe(p); }
+  std::size_t check_guards() {
+    std::size_t n = 0;
+    for_each_pool([&](Pool& p) { n += p.check_guards(); });
+    return n;
+  }
+
+  [[nodiscard]] const pool_options& options() const noexcept { return options_; }
+  [[nodiscard]] backend& device() const noexcept { return *device_; }
+  [[nodiscard]] static constexpr std::string_view variant() noexcept { return Pool::variant(); }
+  // How many streams may own an arena (0: arenas off, see above), and how many do now.
+  [[nodiscard]] std::size_t arena_count() const noexcept { return arena_count_; }
+  [[nodiscard]] std::size_t owned_arenas() const noexcept {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < arena_count_; ++i) n += arenas_[i].owner.load(std::memory_order_relaxed) != nullptr;
+    return n;
+  }
+  // Owner streams synchronized before an arena unmapped memory, over all arenas.
+  [[nodiscard]] std::uint64_t fences() const noexcept {
+    std::uint64_t n = 0;
+    const std::size_t claimed = claimed_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < claimed; ++i) n += arenas_[i].device->fences();
+    return n;
+  }
+
+ private:
+  struct arena {
+    std::atomic<void*> owner{nullptr};            // = device->owner(), one load nearer
+    std::shared_ptr<core::arena_backend> device;  // set once, before claimed_ counts it
+    std::unique_ptr<Pool> pool;
+    void set_owner(void* s) noexcept {
+      device->set_owner(s);
+      owner.store(s, std::memory_order_release);
+    }
+  };
+
+  std::unique_ptr<Pool> make_arena(std::uint32_t index, const pool_options& o) {
+    auto d = std::make_shared<core::arena_backend>(device_, directory_, index + 1);
+    if (index == 0) {
+      shared_device_ = d;
+    } else {
+      arenas_[index - 1].device = d;
+    }
+    return std::make_unique<Pool>(std::move(d), o);
+  }
+
+  // Streams that may own an arena: not the default stream, nor CUDA's legacy (1) and per-thread
+  // (2) default handles, which name a different stream in every thread.
+  [[nodiscard]] static bool ownable(stream_ref s) noexcept { return reinterpret_cast<std::uintptr_t>(s.native()) > 2; }
+
+  [[gnu::always_inline]] Pool& pool_for(stream_ref s) {
+    if (!ownable(s)) return *shared_;
+    const std::size_t n = claimed_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (arenas_[i].owner.load(std::memory_order_acquire) == s.native()) return *arenas_[i].pool;
+    }
+    return claim(s);
+  }
+
+  // Gives s a free arena (making its pool the first time), or arena 0 when every arena is owned.
+  [[gnu::noinline]] Pool& claim(stream_ref s) {
+    if (arena_count_ == 0) return *shared_;
+    std::lock_guard lock(mutex_);
+    const std::size_t n = claimed_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (arenas_[i].owner.load(std::memory_order_relaxed) == s.native()) return *arenas_[i].pool;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (arenas_[i].owner.load(std::memory_order_relaxed) == nullptr) {
+        arenas_[i].set_owner(s.native());
+        return *arenas_[i].pool;
+      }
+    }
+    if (n == arena_count_) return *shared_;
+    arenas_[n].pool = make_arena(static_cast<std::uint32_t>(n + 1), inner_);
+    arenas_[n].set_owner(s.native());
+    claimed_.store(n + 1, std::memory_order_release);
+    return *arenas_[n].pool;
+  }
+
+  void release_owner(stream_ref s) {
+    if (!ownable(s)) return;
+    std::lock_guard lock(mutex_);
+    const std::size_t n = claimed_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (arenas_[i].owner.load(std::memory_order_relaxed) != s.native()) continue;
+      device_->synchronize(s);  // what the arena holds free is free for the next owner
+      arenas_[i].set_owner(nullptr);
+    }
+  }
+
+  // An arena ran out: the others give back what they hold free (their owners synchronized first).
+  void relieve(Pool& short_of_memory) {
+    for_each_pool([&](Pool& p) {
+      if (&p != &short_of_memory) (void)p.trim();
+    });
+  }
+
+  [[nodiscard]] Pool& pool_of(const void* p) const noexcept {
+    const std::uint32_t id = arena_count_ != 0 ? directory_->find(p) : 0;
+    return id > 1 ? *arenas_[id - 2].pool : *shared_;
+  }
+
+  template <class F>
+  void for_each_pool(F&& f) {
+    f(*shared_);
+    const std::size_t n = claimed_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < n; ++i) f(*arenas_[i].pool);
+  }
+
+  const pool_options options_;
+  const std::size_t arena_count_;
+  const std::shared_ptr<core::arena_directory> directory_;
+  const std::shared_ptr<backend> device_;
+  pool_options inner_;  // the arenas' options
+  std::mutex mutex_;    // claims and releases of arenas
+  std::atomic<std::size_t> claimed_{0};  // arenas_[0, claimed_) have a pool
+  std::array<arena, max_arenas> arenas_{};
+  std::shared_ptr<core::arena_backend> shared_device_;
+  std::unique_ptr<Pool> shared_;  // arena 0; destroyed last
+};
+
+}  // namespace cudapool
