@@ -140,22 +140,33 @@ TEST_F(arenas_fixture, AFreeOnAnotherStreamWaitsForThatStream) {
   pool.flush_stream(s2);
 }
 
-TEST_F(arenas_fixture, FlushStreamHandsTheArenaToTheNextStream) {
+TEST_F(arenas_fixture, FlushStreamHandsTheArenaToTheNextStreamOnceItsWorkCompleted) {
   stream_arenas<mutex_pool> pool(sim, with_arenas(1));
   void* p = pool.allocate(3 * mib, s1);
+  sim->pause(s1);
   pool.deallocate(p, s1);
   EXPECT_EQ(pool.owned_arenas(), 1u);
   void* shared = pool.allocate(3 * mib, s2);  // the one arena is s1's: s2 shares arena 0
   EXPECT_NE(shared, p);
   pool.deallocate(shared, s2);
-  pool.flush_stream(s1);
+  pool.flush_stream(s1);  // s1 is paused: no wait, an event
   pool.flush_stream(s2);
   EXPECT_EQ(pool.owned_arenas(), 0u);
   stream_ref s3 = sim->create_stream();
-  EXPECT_EQ(pool.allocate(3 * mib, s3), p) << "s3 owns s1's arena now, and what s1 freed";
-  pool.deallocate(p, s3);
+  void* q = pool.allocate(3 * mib, s3);
+  EXPECT_NE(q, p) << "s1 may still use p: its arena waits for s1's event";
+  EXPECT_EQ(pool.owned_arenas(), 0u) << "s3 shares arena 0 meanwhile";
+  pool.deallocate(q, s3);
   pool.flush_stream(s3);
+  sim->resume(s1);
+  sim->synchronize(s1);
+  stream_ref s4 = sim->create_stream();
+  EXPECT_EQ(pool.allocate(3 * mib, s4), p) << "s4 owns s1's arena now, and what s1 freed";
+  EXPECT_EQ(pool.owned_arenas(), 1u);
+  pool.deallocate(p, s4);
+  pool.flush_stream(s4);
   sim->destroy_stream(s3);
+  sim->destroy_stream(s4);
 }
 
 TEST_F(arenas_fixture, TheDefaultStreamAndStreamsBeyondTheArenasShareArenaZero) {

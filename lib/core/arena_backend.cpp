@@ -78,12 +78,51 @@ void arena_backend::unmap(void* p, std::size_t bytes) noexcept {
   directory_->refund(bytes);
 }
 
-void arena_backend::fence() noexcept {
+arena_backend::~arena_backend() {
+  if (released_ != nullptr) device_->release_event(released_);
+}
+
+void arena_backend::release_owner() {
   void* const s = owner();
   if (s == nullptr) return;
+  std::lock_guard lock(fence_mutex_);
+  event_handle e = nullptr;
+  try {
+    e = device_->acquire_event();
+    device_->record(e, stream_ref(s));
+  } catch (...) {
+    if (e != nullptr) device_->release_event(e);
+    e = nullptr;
+    device_->synchronize(stream_ref(s));  // no event to be had: wait now
+  }
+  if (released_ != nullptr) device_->release_event(released_);  // an older release, covered by this one
+  released_ = e;
+  owner_.store(nullptr, std::memory_order_release);
+}
+
+bool arena_backend::reusable() {
+  if (owner() != nullptr) return false;
+  std::lock_guard lock(fence_mutex_);
+  if (released_ == nullptr) return true;
+  if (!device_->query(released_)) return false;
+  device_->release_event(released_);
+  released_ = nullptr;
+  return true;
+}
+
+void arena_backend::fence() noexcept {
+  void* const s = owner();
+  std::lock_guard lock(fence_mutex_);
+  if (s == nullptr && released_ == nullptr) return;
   fences_.fetch_add(1, std::memory_order_relaxed);
   try {
-    device_->synchronize(stream_ref(s));
+    if (s != nullptr) {
+      device_->synchronize(stream_ref(s));
+    } else {
+      device_->wait(released_);
+      device_->release_event(released_);
+      released_ = nullptr;
+    }
   } catch (...) {
     try {
       device_->synchronize_device();

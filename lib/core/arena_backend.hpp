@@ -11,7 +11,8 @@
 //              makes the reuse safe without an epoch or an event.
 //   fence      the catch: such memory may still be in use by the device when the pool believes it
 //              free. Before the arena's heap unmaps a page or frees a chunk (trim, remap, release
-//              threshold, destruction) its owner stream is synchronized.
+//              threshold, destruction) its owner stream is synchronized, or, once the owner has
+//              let the arena go (release), the event recorded on it then is waited for.
 //
 // arena_directory maps every mapped page (64 KiB granularity, core::page_map) to the arena that
 // mapped it, so that a free finds its arena in two loads. Entries are written by map() and never
@@ -61,16 +62,23 @@ class arena_directory {
 };
 
 // Forwards everything to the device; map() charges the directory and claims the pages for the
-// arena; unmap() and free_chunk() first synchronize the arena's owner stream (when it has one).
+// arena; unmap() and free_chunk() first fence (above).
 class arena_backend final : public backend {
  public:
   arena_backend(std::shared_ptr<backend> device, std::shared_ptr<arena_directory> directory, std::uint32_t id)
       : device_(std::move(device)), directory_(std::move(directory)), id_(id) {}
+  ~arena_backend() override;
 
-  // The stream whose frees the arena takes as immediate (nullptr: none). set_owner(nullptr) after
-  // the owner was synchronized, so that no fence is owed any more.
+  // The stream whose frees the arena takes as immediate. Only on an arena with no owner whose
+  // release has completed (reusable()).
   void set_owner(void* stream) noexcept { owner_.store(stream, std::memory_order_release); }
   [[nodiscard]] void* owner() const noexcept { return owner_.load(std::memory_order_acquire); }
+  // The owner lets the arena go: one event recorded on it now covers the work that may still use
+  // what the arena holds free (no wait). When the event cannot be recorded, synchronizes the owner.
+  void release_owner();
+  // No owner, and the last owner's work has completed (queries its event; no wait): a new stream
+  // may own the arena.
+  [[nodiscard]] bool reusable();
   [[nodiscard]] std::uint64_t fences() const noexcept { return fences_.load(std::memory_order_relaxed); }
 
   [[nodiscard]] std::string_view name() const noexcept override { return device_->name(); }
@@ -129,6 +137,8 @@ class arena_backend final : public backend {
   const std::uint32_t id_;
   std::atomic<void*> owner_{nullptr};
   std::atomic<std::uint64_t> fences_{0};
+  std::mutex fence_mutex_;        // released_ and its use
+  event_handle released_ = nullptr;  // GUARDED_BY(fence_mutex_); the last owner's release, pending
 };
 
 }  // namespace cudapool::core

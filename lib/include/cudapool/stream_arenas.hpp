@@ -23,9 +23,10 @@
 //   - each arena has its own slabs of the size classes and its own free ranges; remap_ratio keeps
 //     their sum near the bytes in use (mlp_4stream: 1.184x its live peak without remap against
 //     1.089x with remap_ratio 1.05, bench's replay/<v>-arenas).
-//   - flush_stream(s) (and retire_stream) synchronizes s when it owns an arena, and frees the arena
-//     for the next new stream: call it before destroying s, as the stream contract asks of every
-//     stream given to deallocate.
+//   - flush_stream(s) (and retire_stream) lets s's arena go when s owns one: one event recorded on
+//     s (no wait); a new stream takes the arena once that event has completed (a query), and an
+//     unmap of the arena before then waits for it. Call it before destroying s, as the stream
+//     contract asks of every stream given to deallocate.
 // Arenas need virtual memory (their pages are found by address) and growth; with either off, with
 // any debug option on (the debug layer would see a stream's frees as immediate) or with a
 // CUDAPOOL_TRACE recording, every stream shares arena 0.
@@ -133,8 +134,8 @@ class stream_arenas {
   void deallocate(void* p, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
   void deallocate(void* p, std::size_t, std::size_t, stream_ref s) noexcept { deallocate(p, s); }
 
-  // Records the open epochs of s in every arena; when s owns an arena, synchronizes s and frees the
-  // arena for another stream.
+  // Records the open epochs of s in every arena; when s owns an arena, lets it go (an event on s,
+  // no wait) for another stream.
   void flush_stream(stream_ref s) {
     for_each_pool([&](Pool& p) { p.flush_stream(s); });
     release_owner(s);
@@ -241,8 +242,8 @@ class stream_arenas {
     for (std::size_t i = 0; i < n; ++i) {
       if (arenas_[i].owner.load(std::memory_order_relaxed) == s.native()) return *arenas_[i].pool;
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (arenas_[i].owner.load(std::memory_order_relaxed) == nullptr) {
+    for (std::size_t i = 0; i < n; ++i) {  // a let-go arena whose last owner's work has completed
+      if (arenas_[i].owner.load(std::memory_order_relaxed) == nullptr && arenas_[i].device->reusable()) {
         arenas_[i].set_owner(s.native());
         return *arenas_[i].pool;
       }
@@ -260,8 +261,8 @@ class stream_arenas {
     const std::size_t n = claimed_.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < n; ++i) {
       if (arenas_[i].owner.load(std::memory_order_relaxed) != s.native()) continue;
-      device_->synchronize(s);  // what the arena holds free is free for the next owner
-      arenas_[i].set_owner(nullptr);
+      arenas_[i].device->release_owner();  // an event on s: the next owner waits for nothing else
+      arenas_[i].owner.store(nullptr, std::memory_order_release);
     }
   }
 
