@@ -1,7 +1,6 @@
 // Tests of cudapool::stream_arenas (cudapool/stream_arenas.hpp) and its device (core/arena_backend):
-// what each stream keeps, what moves between arenas, the fence before an arena unmaps. (The
-// conformance suite is not instantiated with arenas: several of its tests assume that one pool
-// serves every stream, docs/design.md "s45".)
+// what each stream keeps, what moves between arenas, the fence before an arena unmaps. Every
+// variant's conformance suite with arenas on: stream_arenas_conformance_test.cpp.
 #include <cudapool/stream_arenas.hpp>
 
 #include <gtest/gtest.h>

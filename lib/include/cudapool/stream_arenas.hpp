@@ -105,9 +105,12 @@ class stream_arenas {
       throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
     }
     Pool& pool = pool_for(s);
-    if (void* p = pool.try_allocate(bytes, alignment, s); p != nullptr || bytes == 0) return p;
-    relieve(pool);
-    return pool.allocate(bytes, alignment, s);  // out_of_memory: this arena's report
+    try {
+      return pool.allocate(bytes, alignment, s);
+    } catch (const out_of_memory&) {
+      if (arena_count_ == 0 || relieve(pool) == 0) throw;  // this arena's report
+    }
+    return pool.allocate(bytes, alignment, s);
   }
   [[nodiscard]] void* try_allocate(std::size_t bytes, stream_ref s = {}) noexcept {
     return try_allocate(bytes, min_alignment, s);
@@ -267,10 +270,13 @@ class stream_arenas {
   }
 
   // An arena ran out: the others give back what they hold free (their owners synchronized first).
-  void relieve(Pool& short_of_memory) {
+  // The bytes they gave back.
+  std::size_t relieve(Pool& short_of_memory) {
+    std::size_t bytes = 0;
     for_each_pool([&](Pool& p) {
-      if (&p != &short_of_memory) (void)p.trim();
+      if (&p != &short_of_memory) bytes += p.trim();
     });
+    return bytes;
   }
 
   [[nodiscard]] Pool& pool_of(const void* p) const noexcept {
