@@ -35,6 +35,8 @@ set(cases
   "--first-slab-bytes=100"
   "--remap-ratio=0.5"
   "--remap-ratio=inf"
+  "--stream-arenas=65"
+  "--stream-arenas=-1"
   "--ops=-1"
   "--first-slab-bytes=-1"
   "--first-slab-bytes=4194304"

@@ -188,6 +188,7 @@ pool_options pool_options_of(const stress_config& c) {
   options.tls_transfer = c.tls_transfer;
   if (c.first_slab_bytes != 0) options.first_slab_bytes = c.first_slab_bytes;
   options.remap_ratio = c.remap_ratio;
+  options.stream_arenas = c.stream_arenas;
   return options;
 }
 
@@ -195,8 +196,9 @@ void validate(const stress_config& c) {
   try {
     cudapool::validate(pool_options_of(c));
   } catch (const std::invalid_argument& e) {
-    // The options come from --first-slab-bytes (first_slab_bytes, 0: the default) and --remap-ratio.
-    throw config_error(std::string("--first-slab-bytes or --remap-ratio: ") + e.what());
+    // The options come from --first-slab-bytes (first_slab_bytes, 0: the default), --remap-ratio
+    // and --stream-arenas.
+    throw config_error(std::string("--first-slab-bytes, --remap-ratio or --stream-arenas: ") + e.what());
   }
   const std::vector<std::string> variants = available_variants();
   if (std::find(variants.begin(), variants.end(), c.variant) == variants.end()) {

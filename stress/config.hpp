@@ -98,6 +98,8 @@ struct stress_config {
   std::size_t first_slab_bytes = 0;
   // pool_options::remap_ratio (--remap-ratio): 0, the pool's default, never remaps.
   double remap_ratio = 0.0;
+  // pool_options::stream_arenas (--stream-arenas): 0, the pool's default, one pool for all streams.
+  std::size_t stream_arenas = 0;
   bool progress = true;  // a progress line about every second (--quiet turns it off)
 
   // Not on the command line.

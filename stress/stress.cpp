@@ -5,7 +5,7 @@
 //          [--streams=N] [--devices=N] [--duration=SECONDS | --ops=N] [--seed=N]
 //          [--sizes=fixed:BYTES|classes|mixed|trace:FILE] [--handoff=FRACTION] [--cross-stream=FRACTION]
 //          [--json=FILE] [--inject=none|early-reuse|double-handout] [--tls-transfer=queue|mutex|stack]
-//          [--first-slab-bytes=N] [--remap-ratio=R]
+//          [--first-slab-bytes=N] [--remap-ratio=R] [--stream-arenas=N]
 //          [--quiet]
 //
 // Exit status: 0 when the run saw no violation, 1 when it saw any (the first few are printed),
@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
   app.add_option("--remap-ratio", remap_ratio,
                  "pool_options::remap_ratio: 0 (off) or >= 1; with --sizes=mixed the large requests move pages")
       ->capture_default_str();
+  std::size_t stream_arenas = 0;
+  app.add_option("--stream-arenas", stream_arenas,
+                 "pool_options::stream_arenas: up to this many streams keep to their own arena (0: off, <= 64)")
+      ->check(no_sign)
+      ->capture_default_str();
   app.add_flag("--quiet", quiet, "no progress lines (the header and the summary are still printed)");
 
   stress_config config;
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
     config.tls_transfer = parse_transfer_layer(tls_transfer);
     config.first_slab_bytes = first_slab_bytes;
     config.remap_ratio = remap_ratio;
+    config.stream_arenas = stream_arenas;
     config.progress = !quiet;
     validate(config);
   } catch (const CLI::ParseError& e) {
