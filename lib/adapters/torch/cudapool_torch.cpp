@@ -86,6 +86,7 @@ struct settings {
   std::size_t max_class_bytes = default_max_class_bytes;  // pool_options::max_class_bytes
   std::size_t tls_cache_bytes = cudapool::pool_options{}.cache_budget_bytes;  // pool_options::cache_budget_bytes
   std::size_t epoch_batch = cudapool::pool_options{}.epoch_batch;            // pool_options::epoch_batch
+  std::size_t stream_arenas = 0;                                               // pool_options::stream_arenas
 };
 
 void report(const std::string& message) noexcept {
@@ -134,7 +135,19 @@ cudapool::pool_options options_of(const settings& s) {
   options.max_class_bytes = s.max_class_bytes;
   options.cache_budget_bytes = s.tls_cache_bytes;
   options.epoch_batch = s.epoch_batch;
+  options.stream_arenas = s.stream_arenas;
   return options;
+}
+
+// A whole number (digits only); aborts naming the variable otherwise.
+std::size_t parse_count(const char* name, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || text[0] == '-') {
+    fatal(std::string(name) + "='" + text + "' is not a whole number");
+  }
+  return static_cast<std::size_t>(n);
 }
 
 // Aborts, naming the variable, when the options with what it set are refused: cudapool::validate
@@ -176,14 +189,12 @@ settings read_settings() {
     s.tls_cache_bytes = parse_bytes("CUDAPOOL_TLS_CACHE_BYTES", c);
   }
   if (const char* b = std::getenv("CUDAPOOL_EPOCH_BATCH"); b != nullptr && b[0] != '\0') {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(b, &end, 10);
-    if (end == b || *end != '\0' || errno != 0 || b[0] == '-') {
-      fatal(std::string("CUDAPOOL_EPOCH_BATCH='") + b + "' is not a whole number");
-    }
-    s.epoch_batch = static_cast<std::size_t>(n);
+    s.epoch_batch = parse_count("CUDAPOOL_EPOCH_BATCH", b);
     check_options(s, "CUDAPOOL_EPOCH_BATCH", b);  // 1 .. 2^23 - 1
+  }
+  if (const char* a = std::getenv("CUDAPOOL_STREAM_ARENAS"); a != nullptr && a[0] != '\0') {
+    s.stream_arenas = parse_count("CUDAPOOL_STREAM_ARENAS", a);
+    check_options(s, "CUDAPOOL_STREAM_ARENAS", a);  // 0 .. 64
   }
   if (const char* r = std::getenv("CUDAPOOL_REMAP_RATIO"); r != nullptr && r[0] != '\0') {
     char* end = nullptr;
@@ -240,6 +251,7 @@ std::string stats_document(const registry& r, const settings& s) {
   doc["max_class_bytes"] = s.max_class_bytes;
   doc["tls_cache_bytes"] = s.tls_cache_bytes;
   doc["epoch_batch"] = s.epoch_batch;
+  doc["stream_arenas"] = s.stream_arenas;
   doc["failed_allocations"] = r.failed_allocations.load(std::memory_order_relaxed);
   cudapool::detail::json devices = cudapool::detail::json::array();
   for (int d = 0; d < max_devices; ++d) {

@@ -287,6 +287,24 @@ TEST(torch_abi_default, epoch_batch_is_read_recorded_and_a_bad_one_aborts) {
   }
 }
 
+// CUDAPOOL_STREAM_ARENAS sets pool_options::stream_arenas (streams that keep to their own memory):
+// recorded in the stats file; a value that is not a whole number or above 64 aborts.
+TEST(torch_abi_default, stream_arenas_are_read_recorded_and_a_bad_value_aborts) {
+  const std::string stats = temp_path("stream_arenas.json");
+  const child_result on = run_child("sizes", {{"CUDAPOOL_STREAM_ARENAS", "8"}, {"CUDAPOOL_STATS", stats}});
+  ASSERT_EQ(on.exit_code, 0) << on.stderr_text;
+  EXPECT_EQ(numbers(read_file(stats), "stream_arenas"), (std::vector<std::uint64_t>{8}));
+  std::remove(stats.c_str());
+  const std::pair<const char*, const char*> bad_ones[] = {{"lots", "' is not a whole number"},
+                                                          {"-1", "' is not a whole number"},
+                                                          {"65", "': cudapool::pool_options: stream_arenas must be <= 64"}};
+  for (const auto& [bad, why] : bad_ones) {
+    const child_result r = run_child("zero", {{"CUDAPOOL_STREAM_ARENAS", bad}});
+    EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_STREAM_ARENAS='") + bad + why), std::string::npos) << r.stderr_text;
+  }
+}
+
 // CUDAPOOL_REMAP_RATIO: 0 or a finite number >= 1; anything else aborts at the first call (an
 // infinite ratio passed the check, then no pool could be made and every allocation failed).
 TEST(torch_abi_default, a_bad_remap_ratio_aborts) {
