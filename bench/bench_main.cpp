@@ -115,7 +115,9 @@ std::vector<allocator_config> allocators(bool with_peers) {
   cudapool::pool_options arenas_remap = arenas;
   arenas_remap.remap_ratio = 1.05;
   for (const std::string& v : variants) {
-    all.push_back({v + "-arenas", allocator_config::kind::pool, v, arenas, true});
+    allocator_config own{v + "-arenas", allocator_config::kind::pool, v, arenas, true};
+    own.serve = true;  // serve's threads each have a stream of their own
+    all.push_back(own);
     all.push_back({v + "-arenas-remap", allocator_config::kind::pool, v, arenas_remap, true});
   }
   // Memory first, for deep-learning programs (PyTorch's plug-in): classes up to 64 KiB (larger

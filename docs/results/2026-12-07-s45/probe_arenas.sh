@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # s45: stream_arenas on the CUDA backend. Every trace's stream-ordered replay for every variant as
 # it is, with -arenas (pool_options::stream_arenas = 16) and -arenas-remap (and remap_ratio 1.05),
-# beside cudaMallocAsync, in one process, repetitions interleaved, pinned to CPU 2; then the
-# small-class hot path (pair/tls and pair/stream at 1 and 16 threads, pair_direct) beside the
-# same variants' -arenas labels, and limit/epoch_event. First: the arenas' conformance suite on the
+# beside cudaMallocAsync, in one process, repetitions interleaved, pinned to CPU 2, and
+# limit/epoch_event. First: the arenas' conformance suite on the
 # GPU (lockfree) and a stress soak of every variant with 8 arenas of 16 streams (SOAK seconds each).
 #   OUT=$OUT bash docs/results/2026-12-07-s45/probe_arenas.sh     (repository root; .bundle carried)
 set -u
@@ -24,9 +23,4 @@ taskset -c 2 .bundle/bin/bench --backend=cuda --traces=.bundle/traces --benchmar
   --benchmark_min_time=0.3 --benchmark_repetitions=${REPS:-3} --benchmark_enable_random_interleaving=true \
   --benchmark_format=json --benchmark_out="$out/replay.json" --benchmark_out_format=json \
   >"$out/replay.log" 2>&1 || echo "bench replay: exit $?"
-filter="^pair/(tls|stream)(-arenas)?/4096/real_time/threads:(1|16)\$"
-.bundle/bin/bench --backend=cuda --traces= --benchmark_filter="$filter" \
-  --benchmark_min_time=0.3 --benchmark_repetitions=${REPS:-3} --benchmark_enable_random_interleaving=true \
-  --benchmark_format=json --benchmark_out="$out/pair.json" --benchmark_out_format=json \
-  >"$out/pair.log" 2>&1 || echo "bench pair: exit $?"
-python3 docs/results/2026-12-07-s45/summary.py "$out/replay.json" "$out/pair.json" | tee "$out/summary.txt"
+python3 docs/results/2026-12-07-s45/summary.py "$out/replay.json" | tee "$out/summary.txt"
