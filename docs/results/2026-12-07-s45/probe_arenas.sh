@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # s45: stream_arenas on the CUDA backend. Every trace's stream-ordered replay for every variant as
-# it is, with -arenas (pool_options::stream_arenas = 16) and -arenas-remap (and remap_ratio 1.05),
+# it is, with -arenas (pool_options::stream_arenas = 16), -arenas-remap (and remap_ratio 1.05) and
+# -arenas-256k (classes up to 256 KiB),
 # beside cudaMallocAsync, in one process, repetitions interleaved, pinned to CPU 2, and
 # limit/epoch_event. First: the arenas' conformance suite on the
 # GPU (lockfree) and a stress soak of every variant with 8 arenas of 16 streams (SOAK seconds each).
@@ -18,7 +19,7 @@ for variant in mutex lockfree tls stream; do
   echo "soak $variant (arenas): exit $? $(grep -E 'violations|result' "$out/soak_$variant.log" | tr -s ' ' | tr '\n' ' ')"
 done
 v='(mutex|lockfree|tls|stream)'
-filter="^(replay/$v(-arenas|-arenas-remap)?/[a-z0-9_]+/real_time|replay/cudaMallocAsync/[a-z0-9_]+/real_time|limit/epoch_event/real_time)\$"
+filter="^(replay/$v(-arenas|-arenas-remap|-arenas-256k)?/[a-z0-9_]+/real_time|replay/cudaMallocAsync/[a-z0-9_]+/real_time|limit/epoch_event/real_time)\$"
 taskset -c 2 .bundle/bin/bench --backend=cuda --traces=.bundle/traces --benchmark_filter="$filter" \
   --benchmark_min_time=0.3 --benchmark_repetitions=${REPS:-3} --benchmark_enable_random_interleaving=true \
   --benchmark_format=json --benchmark_out="$out/replay.json" --benchmark_out_format=json \
