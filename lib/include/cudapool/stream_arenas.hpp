@@ -125,7 +125,7 @@ class stream_arenas {
 
   void deallocate(void* p) noexcept { pool_of(p).deallocate(p); }
   void deallocate(void* p, stream_ref s) noexcept {
-    if (arena_count_ == 0) return shared_->deallocate(p, s);
+    if (claimed_.load(std::memory_order_acquire) == 0) return shared_->deallocate(p, s);  // arena 0 alone
     const std::uint32_t id = directory_->find(p);
     if (id > 1) {
       arena& a = arenas_[id - 2];
@@ -280,7 +280,9 @@ class stream_arenas {
   }
 
   [[nodiscard]] Pool& pool_of(const void* p) const noexcept {
-    const std::uint32_t id = arena_count_ != 0 ? directory_->find(p) : 0;
+    // No arena has a pool yet (arenas off, or only the default stream so far): arena 0's.
+    if (claimed_.load(std::memory_order_acquire) == 0) return *shared_;
+    const std::uint32_t id = directory_->find(p);
     return id > 1 ? *arenas_[id - 2].pool : *shared_;
   }
 
