@@ -220,7 +220,7 @@ void register_serve_benchmarks(const std::vector<allocator_config>& allocators) 
     if (!serves(a)) continue;
     add_serve(a, access_path::handle);
 #if CUDAPOOL_HAS_CUDA
-    if (a.what == allocator_config::kind::pool && a.name == "tls") {
+    if (a.what == allocator_config::kind::pool && a.name == "tls" && a.label == "tls") {
       allocator_config through_mr = a;
       through_mr.label = "tls-mr";
       add_serve(through_mr, access_path::resource);

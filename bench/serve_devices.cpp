@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <cudapool/stream_arenas.hpp>
 #include <cudapool/lockfree_pool.hpp>
 #include <cudapool/mutex_pool.hpp>
 #include <cudapool/per_device.hpp>
@@ -306,7 +307,12 @@ void register_serve_devices_benchmarks(const std::vector<allocator_config>& allo
         add_serve_devices<peer_set>(a, n);
       } else {
         (void)with_pool_type(a.name, [&](auto tag) {
-          add_serve_devices<pool_set<typename decltype(tag)::type>>(a, n);
+          using pool_type = typename decltype(tag)::type;
+          if (a.options.stream_arenas != 0) {  // <v>-arenas: the variant behind stream_arenas
+            add_serve_devices<pool_set<cudapool::stream_arenas<pool_type>>>(a, n);
+          } else {
+            add_serve_devices<pool_set<pool_type>>(a, n);
+          }
         });
       }
     }
