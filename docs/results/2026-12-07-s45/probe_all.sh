@@ -10,6 +10,7 @@
 #     the default stream), and serve (small and mixed, 16 and 64 threads) with and without arenas
 #     beside the peers.
 #   OUT=$OUT bash docs/results/2026-12-07-s45/probe_all.sh     (repository root; .bundle carried)
+# REPS (replay repetitions, 3), SOAK (seconds, 10), SKIP_SERVE=1: a shorter call.
 set -u
 out=${OUT:?OUT}
 export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -32,7 +33,7 @@ echo "conformance (CUDA, lockfree arenas): exit $? $(grep -E '^\[  (PASSED|FAILE
 timeout 60 $b --backend=cuda --traces= --benchmark_filter="^pair/(tls|stream)(-arenas)?/4096/real_time/threads:(1|16)\$" \
   --benchmark_min_time=0.2 --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
   --benchmark_format=json --benchmark_out="$out/pair.json" --benchmark_out_format=json >"$out/pair.log" 2>&1 || echo "pair: exit $?"
-timeout 90 $b --backend=cuda --traces= \
+[ -n "${SKIP_SERVE:-}" ] || timeout 90 $b --backend=cuda --traces= \
   --benchmark_filter="^serve/($v(-arenas)?|cudaMallocAsync|cub)/(small|mixed)/real_time/threads:(16|64)\$" \
   --benchmark_min_time=0.5 --benchmark_format=json --benchmark_out="$out/serve.json" --benchmark_out_format=json \
   >"$out/serve.log" 2>&1 || echo "serve: exit $?"
