@@ -19,12 +19,11 @@ bool arena_directory::charge(std::size_t bytes) noexcept {
   return true;
 }
 
-void arena_directory::claim(const void* p, std::size_t bytes, std::uint32_t id, bool mapped) {
+void arena_directory::claim(const void* p, std::size_t bytes, std::uint32_t id) {
   const auto lo = round_down(reinterpret_cast<std::uintptr_t>(p), directory_page);
   const auto hi = round_up(reinterpret_cast<std::uintptr_t>(p) + bytes, directory_page);
   std::lock_guard lock(writer_);
   pages_.set(reinterpret_cast<const void*>(lo), hi - lo, id);
-  if (!mapped) return;
   // The peak counts what was mapped, not what a refused request charged for a moment.
   const std::size_t now = mapped_.load(std::memory_order_relaxed);
   if (now > peak_.load(std::memory_order_relaxed)) peak_.store(now, std::memory_order_relaxed);
@@ -35,7 +34,7 @@ void* arena_backend::allocate_chunk(std::size_t bytes) {
   void* p = nullptr;
   try {
     p = device_->allocate_chunk(bytes);
-    if (p != nullptr) directory_->claim(p, bytes, id_, true);
+    if (p != nullptr) directory_->claim(p, bytes, id_);
   } catch (...) {
     if (p != nullptr) device_->free_chunk(p, bytes);
     directory_->refund(bytes);
@@ -62,7 +61,7 @@ bool arena_backend::map(void* p, std::size_t bytes) {
   bool mapped = false;
   try {
     mapped = device_->map(p, bytes);
-    if (mapped) directory_->claim(p, bytes, id_, true);
+    if (mapped) directory_->claim(p, bytes, id_);
   } catch (...) {
     if (mapped) device_->unmap(p, bytes);
     directory_->refund(bytes);

@@ -45,9 +45,9 @@ class arena_directory {
   // Counts `bytes` against the limit; false (nothing counted) when they do not fit.
   [[nodiscard]] bool charge(std::size_t bytes) noexcept;
   void refund(std::size_t bytes) noexcept { mapped_.fetch_sub(bytes, std::memory_order_relaxed); }
-  // Writes [p, p + bytes) as arena id's (rounded out to 64 KiB), and, for bytes just mapped
-  // (charged), raises the peak to the mapped bytes now.
-  void claim(const void* p, std::size_t bytes, std::uint32_t id, bool mapped);
+  // Writes [p, p + bytes), just mapped (and charged), as arena id's (rounded out to 64 KiB), and
+  // raises the peak to the mapped bytes now.
+  void claim(const void* p, std::size_t bytes, std::uint32_t id);
 
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::size_t peak_mapped_bytes() const noexcept { return peak_.load(std::memory_order_relaxed); }

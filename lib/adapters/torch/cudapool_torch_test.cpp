@@ -253,6 +253,17 @@ TEST(torch_abi_default, tls_cache_bytes_is_read_recorded_and_a_bad_one_aborts) {
       << bad.stderr_text;
 }
 
+// Each value of `variable` in bad_ones aborts the plug-in at its first call, saying
+// "<variable>='<value><why>".
+template <std::size_t N>
+void expect_each_aborts(const char* variable, const std::pair<const char*, const char*> (&bad_ones)[N]) {
+  for (const auto& [bad, why] : bad_ones) {
+    const child_result r = run_child("zero", {{variable, bad}});
+    EXPECT_EQ(r.signal, SIGABRT) << variable << "=" << bad << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(std::string(variable) + "='" + bad + why), std::string::npos) << r.stderr_text;
+  }
+}
+
 // CUDAPOOL_EPOCH_BATCH sets pool_options::epoch_batch (how many stream-ordered frees fill an epoch,
 // one event each): recorded in the stats file, and with 1 every free closes its epoch as full.
 TEST(torch_abi_default, epoch_batch_is_read_recorded_and_a_bad_one_aborts) {
@@ -280,11 +291,7 @@ TEST(torch_abi_default, epoch_batch_is_read_recorded_and_a_bad_one_aborts) {
                                                           {"-1", "' is not a whole number"},
                                                           {"0", "': cudapool::pool_options: epoch_batch must be >= 1"},
                                                           {"8388608", "': cudapool::pool_options: epoch_batch must be < 2^23"}};
-  for (const auto& [bad, why] : bad_ones) {
-    const child_result r = run_child("zero", {{"CUDAPOOL_EPOCH_BATCH", bad}});
-    EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
-    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_EPOCH_BATCH='") + bad + why), std::string::npos) << r.stderr_text;
-  }
+  expect_each_aborts("CUDAPOOL_EPOCH_BATCH", bad_ones);
 }
 
 // CUDAPOOL_STREAM_ARENAS sets pool_options::stream_arenas (streams that keep to their own memory):
@@ -298,11 +305,7 @@ TEST(torch_abi_default, stream_arenas_are_read_recorded_and_a_bad_value_aborts) 
   const std::pair<const char*, const char*> bad_ones[] = {{"lots", "' is not a whole number"},
                                                           {"-1", "' is not a whole number"},
                                                           {"65", "': cudapool::pool_options: stream_arenas must be <= 64"}};
-  for (const auto& [bad, why] : bad_ones) {
-    const child_result r = run_child("zero", {{"CUDAPOOL_STREAM_ARENAS", bad}});
-    EXPECT_EQ(r.signal, SIGABRT) << bad << ": " << r.stderr_text;
-    EXPECT_NE(r.stderr_text.find(std::string("CUDAPOOL_STREAM_ARENAS='") + bad + why), std::string::npos) << r.stderr_text;
-  }
+  expect_each_aborts("CUDAPOOL_STREAM_ARENAS", bad_ones);
 }
 
 // CUDAPOOL_REMAP_RATIO: 0 or a finite number >= 1; anything else aborts at the first call (an

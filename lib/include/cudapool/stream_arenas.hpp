@@ -43,11 +43,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
-#include <string>
 #include <string_view>
 
 #include <cudapool/detail/core/arena_backend.hpp>
@@ -89,7 +86,7 @@ class stream_arenas {
     }
     inner_ = shared;
     inner_.initial_reservation = 0;  // arena 0 maps it; the others start empty
-    shared_ = make_arena(0, shared);
+    shared_ = std::make_unique<Pool>(make_device(1), shared);
   }
   stream_arenas(const stream_arenas&) = delete;
   stream_arenas& operator=(const stream_arenas&) = delete;
@@ -100,10 +97,9 @@ class stream_arenas {
   }
 
   [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
+  // Throws what Pool::allocate throws (std::invalid_argument for an alignment that is not a power of
+  // two, out_of_memory with the arena's report).
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
-    if (!core::power_of_two(alignment)) {
-      throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
-    }
     Pool& pool = pool_for(s);
     try {
       return pool.allocate(bytes, alignment, s);
@@ -129,7 +125,7 @@ class stream_arenas {
     const std::uint32_t id = directory_->find(p);
     if (id > 1) {
       arena& a = arenas_[id - 2];
-      if (a.owner.load(std::memory_order_acquire) == s.native()) return a.pool->deallocate(p);  // its owner: stream order suffices
+      if (a.device->owner() == s.native()) return a.pool->deallocate(p);  // its owner: stream order suffices
       return a.pool->deallocate(p, s);
     }
     shared_->deallocate(p, s);
@@ -169,9 +165,8 @@ class stream_arenas {
 
   [[nodiscard]] pool_stats stats() const {
     pool_stats st = shared_->stats();
-    for (std::size_t i = 0; i < arena_count_; ++i) {
-      if (const Pool* p = arenas_[i].pool.get(); p != nullptr) detail::add_arena_stats(st, p->stats());
-    }
+    const std::size_t claimed = claimed_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < claimed; ++i) detail::add_arena_stats(st, arenas_[i].pool->stats());
     if (arena_count_ != 0) {
       st.peak_reserved_bytes = directory_->peak_mapped_bytes();
       st.heap.peak_mapped_bytes = st.peak_reserved_bytes;
@@ -192,7 +187,8 @@ class stream_arenas {
   [[nodiscard]] std::size_t arena_count() const noexcept { return arena_count_; }
   [[nodiscard]] std::size_t owned_arenas() const noexcept {
     std::size_t n = 0;
-    for (std::size_t i = 0; i < arena_count_; ++i) n += arenas_[i].owner.load(std::memory_order_relaxed) != nullptr;
+    const std::size_t claimed = claimed_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < claimed; ++i) n += arenas_[i].device->owner() != nullptr;
     return n;
   }
   // Owner streams synchronized before an arena unmapped memory, over all arenas.
@@ -205,23 +201,13 @@ class stream_arenas {
 
  private:
   struct arena {
-    std::atomic<void*> owner{nullptr};            // = device->owner(), one load nearer
-    std::shared_ptr<core::arena_backend> device;  // set once, before claimed_ counts it
+    std::shared_ptr<core::arena_backend> device;  // its owner; set once, before claimed_ counts it
     std::unique_ptr<Pool> pool;
-    void set_owner(void* s) noexcept {
-      device->set_owner(s);
-      owner.store(s, std::memory_order_release);
-    }
   };
 
-  std::unique_ptr<Pool> make_arena(std::uint32_t index, const pool_options& o) {
-    auto d = std::make_shared<core::arena_backend>(device_, directory_, index + 1);
-    if (index == 0) {
-      shared_device_ = d;
-    } else {
-      arenas_[index - 1].device = d;
-    }
-    return std::make_unique<Pool>(std::move(d), o);
+  // The device of arena `id` (1: arena 0), which records the pages it maps under id.
+  std::shared_ptr<core::arena_backend> make_device(std::uint32_t id) {
+    return std::make_shared<core::arena_backend>(device_, directory_, id);
   }
 
   // Streams that may own an arena: not the default stream, nor CUDA's legacy (1) and per-thread
@@ -232,7 +218,7 @@ class stream_arenas {
     if (!ownable(s)) return *shared_;
     const std::size_t n = claimed_.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < n; ++i) {
-      if (arenas_[i].owner.load(std::memory_order_acquire) == s.native()) return *arenas_[i].pool;
+      if (arenas_[i].device->owner() == s.native()) return *arenas_[i].pool;
     }
     return claim(s);
   }
@@ -243,17 +229,18 @@ class stream_arenas {
     std::lock_guard lock(mutex_);
     const std::size_t n = claimed_.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < n; ++i) {
-      if (arenas_[i].owner.load(std::memory_order_relaxed) == s.native()) return *arenas_[i].pool;
+      if (arenas_[i].device->owner() == s.native()) return *arenas_[i].pool;
     }
     for (std::size_t i = 0; i < n; ++i) {  // a let-go arena whose last owner's work has completed
-      if (arenas_[i].owner.load(std::memory_order_relaxed) == nullptr && arenas_[i].device->reusable()) {
-        arenas_[i].set_owner(s.native());
+      if (arenas_[i].device->reusable()) {
+        arenas_[i].device->set_owner(s.native());
         return *arenas_[i].pool;
       }
     }
     if (n == arena_count_) return *shared_;
-    arenas_[n].pool = make_arena(static_cast<std::uint32_t>(n + 1), inner_);
-    arenas_[n].set_owner(s.native());
+    arenas_[n].device = make_device(static_cast<std::uint32_t>(n + 2));
+    arenas_[n].pool = std::make_unique<Pool>(arenas_[n].device, inner_);
+    arenas_[n].device->set_owner(s.native());
     claimed_.store(n + 1, std::memory_order_release);
     return *arenas_[n].pool;
   }
@@ -263,9 +250,8 @@ class stream_arenas {
     std::lock_guard lock(mutex_);
     const std::size_t n = claimed_.load(std::memory_order_relaxed);
     for (std::size_t i = 0; i < n; ++i) {
-      if (arenas_[i].owner.load(std::memory_order_relaxed) != s.native()) continue;
+      if (arenas_[i].device->owner() != s.native()) continue;
       arenas_[i].device->release_owner();  // an event on s: the next owner waits for nothing else
-      arenas_[i].owner.store(nullptr, std::memory_order_release);
     }
   }
 
@@ -301,7 +287,6 @@ class stream_arenas {
   std::mutex mutex_;    // claims and releases of arenas
   std::atomic<std::size_t> claimed_{0};  // arenas_[0, claimed_) have a pool
   std::array<arena, max_arenas> arenas_{};
-  std::shared_ptr<core::arena_backend> shared_device_;
   std::unique_ptr<Pool> shared_;  // arena 0; destroyed last
 };
 
