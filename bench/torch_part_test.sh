@@ -43,4 +43,16 @@ grep -q "_r2.json" "$work/cut/workloads.json" && fail "a round after the deadlin
 grep -q "_p2.json" "$work/cut/torch.json" && fail "a pair after the deadline ran"
 grep -q "cudapool_p1.json" "$work/cut/torch.json" || fail "pair 1 not compared: $(cat "$work/cut/torch.json")"
 grep -q "workloads_cudapool-tls_r1.json" "$work/cut/workloads.json" || fail "round 1 not in workloads.json"
+# TORCH_STREAM_ARENAS: every variant once more with arenas, in the same round, its own row's runs;
+# TORCH_TRAIN_PAIRS=0: no pair and no compare (status 0).
+log=$(PYTHON="$work/python" TORCH_STREAM_ARENAS=16 TORCH_TRAIN_PAIRS=0 TORCH_LIBRARY_DEFAULT_VARIANTS= \
+      bash "$work/bundle/gpu-suite" "$work/arenas" torch 2>&1) || fail "exit $? with TORCH_STREAM_ARENAS: $log"
+for v in mutex lockfree tls stream; do
+  grep -qF -- "-- workloads.py --allocator=cudapool --variant=$v --stream-arenas=16 (round 1)" <<< "$log" ||
+    fail "no arena run of $v in: $log"
+  grep -q "workloads_arenas-${v}_r1.json" "$work/arenas/workloads.json" ||
+    fail "$v's arena run not summarised: $(cat "$work/arenas/workloads.json")"
+done
+grep -qF "train_compare: no pair ran (TORCH_TRAIN_PAIRS=0)" <<< "$log" || fail "pairs ran with TORCH_TRAIN_PAIRS=0: $log"
+[ -e "$work/arenas/torch.json" ] && fail "a compare without pairs"
 echo "torch_part_rounds: pass"

@@ -75,6 +75,8 @@ def parse_args(argv):
     p.add_argument("--remap-ratio", type=float, help="CUDAPOOL_REMAP_RATIO for the cudapool runs (label suffix -remap)")
     p.add_argument("--max-class-bytes", help="CUDAPOOL_MAX_CLASS_BYTES for the cudapool runs, e.g. 256k "
                    "(label suffix -class<value>)")
+    p.add_argument("--stream-arenas", type=int, help="CUDAPOOL_STREAM_ARENAS for the cudapool runs: streams "
+                   "that own an arena of their own (label suffix -arenas)")
     p.add_argument("--workloads", help=f"comma-separated, run in this order (default {','.join(WORKLOADS)})")
     p.add_argument("--only-workload", choices=WORKLOADS, help="run this workload alone (one process per trace)")
     p.add_argument("--steps", type=int, default=50, help="steps per workload")
@@ -100,9 +102,9 @@ def parse_args(argv):
             p.error(f"--workloads: a comma-separated list of distinct names from {','.join(WORKLOADS)}")
     if args.steps <= args.warmup or args.warmup < 0:
         p.error("--steps must exceed --warmup (>= 0)")
-    if (args.variant is not None or args.remap_ratio is not None or args.max_class_bytes is not None) \
-            and args.allocator != "cudapool":
-        p.error("--variant, --remap-ratio and --max-class-bytes are for --allocator=cudapool")
+    if (args.variant is not None or args.remap_ratio is not None or args.max_class_bytes is not None
+            or args.stream_arenas is not None) and args.allocator != "cudapool":
+        p.error("--variant, --remap-ratio, --max-class-bytes and --stream-arenas are for --allocator=cudapool")
     if args.trace_dir is not None:
         if args.allocator != "cudapool":
             p.error("--trace-dir is for --allocator=cudapool (the library records the trace)")
@@ -132,6 +134,8 @@ def configure_environment(args):
             os.environ["CUDAPOOL_REMAP_RATIO"] = str(args.remap_ratio)
         if args.max_class_bytes is not None:
             os.environ["CUDAPOOL_MAX_CLASS_BYTES"] = args.max_class_bytes
+        if args.stream_arenas is not None:
+            os.environ["CUDAPOOL_STREAM_ARENAS"] = str(args.stream_arenas)
         if args.trace_dir is not None:
             os.makedirs(args.trace_dir, exist_ok=True)
             os.environ["CUDAPOOL_TRACE"] = trace_path(args.trace_dir, args.workloads[0])
@@ -464,8 +468,9 @@ def run(args):
     remap_ratio = (float(os.environ["CUDAPOOL_REMAP_RATIO"]) if os.environ.get("CUDAPOOL_REMAP_RATIO") else None) \
         if cudapool else None
     max_class = (os.environ.get("CUDAPOOL_MAX_CLASS_BYTES") or None) if cudapool else None
+    arenas = int(os.environ.get("CUDAPOOL_STREAM_ARENAS") or 0) if cudapool else 0
     label = label_of({"allocator": args.allocator, "variant": variant, "remap_ratio": remap_ratio,
-                      "max_class_bytes": max_class})
+                      "max_class_bytes": max_class, "stream_arenas": arenas})
 
     results, rc = {}, 0
     for name in args.workloads:
@@ -522,6 +527,7 @@ def run(args):
         "variant": variant,
         "remap_ratio": remap_ratio,
         "max_class_bytes": max_class,
+        "stream_arenas": arenas,
         "lib": os.path.abspath(args.lib) if cudapool else None,
         "alloc_conf": ALLOC_CONF[args.allocator],
         "allocator_backend": backend,
@@ -553,7 +559,8 @@ def label_of(run_json):
     variant = run_json.get("variant") or "default"
     remap = "-remap" if run_json.get("remap_ratio") else ""
     max_class = "-class" + run_json["max_class_bytes"] if run_json.get("max_class_bytes") else ""
-    return "cudapool-" + variant.split(" ")[0] + remap + max_class  # "lockfree (default)" -> cudapool-lockfree
+    arenas = "-arenas" if run_json.get("stream_arenas") else ""
+    return "cudapool-" + variant.split(" ")[0] + arenas + remap + max_class  # "lockfree (default)" -> cudapool-lockfree
 
 
 def ratio(a, b):

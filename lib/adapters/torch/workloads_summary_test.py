@@ -74,6 +74,31 @@ class Summary(unittest.TestCase):
         self.assertIn("x torch-expandable (process)", header)
         self.assertIn("| 3453.0 | 1.003 |", doc["markdown"])
 
+    def test_arena_runs_are_rows_of_their_own(self):
+        # A variant with CUDAPOOL_STREAM_ARENAS is another allocator (cudapool-<v>-arenas), not a
+        # second round of the variant's row; a run JSON from before s46 has no stream_arenas.
+        w = load(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "workloads.py"))
+        with tempfile.TemporaryDirectory() as tmp:
+            files = []
+            for alloc, variant, arenas, used in (("torch", None, None, 3603), ("torch-expandable", None, None, 3443),
+                                                 ("cudapool", "tls", None, 3500), ("cudapool", "tls", 16, 3400)):
+                doc = run_json(alloc, 595, used, 30.0, variant)
+                if arenas is not None:
+                    doc["stream_arenas"] = arenas
+                path = os.path.join(tmp, f"{alloc}_{variant}_{arenas}.json")
+                with open(path, "w") as f:
+                    json.dump(doc, f)
+                files.append(path)
+            out = os.path.join(tmp, "all.json")
+            self.assertEqual(w.summary(w.parse_args(["--summary", *files, f"--out={out}"])), 0)
+            with open(out) as f:
+                doc = json.load(f)
+        rows = {r["allocator"]: r for r in doc["rows"]}
+        self.assertEqual(rows["cudapool-tls"]["used_mib"], 3500)
+        self.assertEqual(rows["cudapool-tls-arenas"]["used_mib"], 3400)
+        self.assertEqual(rows["cudapool-tls-arenas"]["rounds"], 1)
+
+
     def test_device_bound_steps_against_torch(self):
         # Step by step against PyTorch's allocator, only where both processes waited for the device
         # (host_ms <= 0.8 step_ms): steps 0-1 are host-bound in both (the process's level: 1.5x
