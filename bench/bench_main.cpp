@@ -108,22 +108,22 @@ std::vector<allocator_config> allocators(bool with_peers) {
   remap.remap_ratio = 1.05;
   for (const std::string& v : variants) all.push_back({v + "-remap", allocator_config::kind::pool, v, remap, true});
   // Streams that keep to their own memory (pool_options::stream_arenas, s45), every variant: up to
-  // 16 streams own an arena each, whose frees on its own stream are immediate there; -arenas-remap
-  // adds remap_ratio 1.05, which keeps the arenas' slabs and holes together near the bytes in use;
-  // -arenas-256k has classes up to 256 KiB (larger requests are best-fit extents of each arena's
-  // heap, so an arena keeps no slabs of the 320 KiB .. 1 MiB classes).
+  // 16 streams own an arena each, whose frees on its own stream are immediate there, with classes up
+  // to arena_max_class_bytes (256 KiB by default since s46; s45's -arenas-256k). -arenas-remap adds
+  // remap_ratio 1.05; -arenas-1m keeps the classes up to 1 MiB in every arena (s45's -arenas: each
+  // arena keeps slabs of the 320 KiB .. 1 MiB classes, a few blocks each).
   cudapool::pool_options arenas;
   arenas.stream_arenas = 16;
   cudapool::pool_options arenas_remap = arenas;
   arenas_remap.remap_ratio = 1.05;
-  cudapool::pool_options arenas_256k = arenas;
-  arenas_256k.max_class_bytes = std::size_t{256} << 10;
+  cudapool::pool_options arenas_1m = arenas;
+  arenas_1m.arena_max_class_bytes = std::size_t{1} << 20;
   for (const std::string& v : variants) {
     allocator_config own{v + "-arenas", allocator_config::kind::pool, v, arenas, true};
     own.serve = true;  // serve's threads each have a stream of their own
     all.push_back(own);
     all.push_back({v + "-arenas-remap", allocator_config::kind::pool, v, arenas_remap, true});
-    all.push_back({v + "-arenas-256k", allocator_config::kind::pool, v, arenas_256k, true});
+    all.push_back({v + "-arenas-1m", allocator_config::kind::pool, v, arenas_1m, true});
   }
   // Memory first, for deep-learning programs (PyTorch's plug-in): classes up to 64 KiB (larger
   // requests are best-fit extents of the heap, not blocks of 4 classes per doubling in slabs of

@@ -231,6 +231,34 @@ TEST_F(arenas_fixture, StatsSumTheArenasAndTheirMappedPeak) {
   pool.flush_stream(s2);
 }
 
+TEST_F(arenas_fixture, EveryArenasClassesStopAtArenaMaxClassBytes) {
+  // 512 KiB is a class of the default pool (classes up to 1 MiB); with arenas, a best-fit extent
+  // of the heap in an owned arena and in arena 0 alike, unless arena_max_class_bytes lets it be one.
+  for (const std::size_t cap : {std::size_t{256} << 10, mib}) {
+    pool_options o = with_arenas(4);
+    o.arena_max_class_bytes = cap;
+    stream_arenas<tls_pool> pool(sim, o);
+    const pointer_info::kind want = cap < (512u << 10) ? pointer_info::kind::large : pointer_info::kind::block;
+    void* owned = pool.allocate(512u << 10, s1);
+    void* shared = pool.allocate(512u << 10, stream_ref{});
+    EXPECT_EQ(pool.describe(owned).what, want) << cap;
+    EXPECT_EQ(pool.describe(shared).what, want) << cap;
+    void* small = pool.allocate(256u << 10, s1);
+    EXPECT_EQ(pool.describe(small).what, pointer_info::kind::block) << "a class below the cap";
+    pool.deallocate(small, s1);
+    EXPECT_EQ(pool.options().max_class_bytes, mib) << "the caller's options as given";
+    pool.deallocate(owned, s1);
+    pool.deallocate(shared, stream_ref{});
+    pool.flush_stream(s1);
+  }
+  pool_options off;  // without arenas the option does nothing
+  off.arena_max_class_bytes = 256u << 10;
+  stream_arenas<tls_pool> plain(sim, off);
+  void* p = plain.allocate(512u << 10, s1);
+  EXPECT_EQ(plain.describe(p).what, pointer_info::kind::block);
+  plain.deallocate(p, s1);
+}
+
 TEST(StreamArenasOptions, APoolTypeRefusesThemAndMakePoolAppliesThem) {
   std::shared_ptr<backend> sim = make_sim_backend({});
   pool_options o;
@@ -238,6 +266,13 @@ TEST(StreamArenasOptions, APoolTypeRefusesThemAndMakePoolAppliesThem) {
   EXPECT_THROW(lockfree_pool(sim, o), std::invalid_argument);
   o.stream_arenas = 65;
   EXPECT_THROW(validate(o), std::invalid_argument);
+  o.stream_arenas = 4;
+  for (const std::size_t bad : {std::size_t{0}, std::size_t{128}, std::size_t{300} << 10}) {
+    o.arena_max_class_bytes = bad;
+    EXPECT_THROW(validate(o), std::invalid_argument) << bad;
+    EXPECT_THROW(make_pool("mutex", sim, o), std::invalid_argument) << bad;
+  }
+  o.arena_max_class_bytes = std::size_t{256} << 10;
   o.stream_arenas = 4;
   auto pool = make_pool("mutex", sim, o);
   const stream_ref s = sim->create_stream();

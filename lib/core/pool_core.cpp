@@ -599,6 +599,9 @@ void validate(const pool_options& o) {
     fail("remap_ratio must be 0 (off) or a finite number >= 1, got " + std::to_string(o.remap_ratio));
   }
   if (o.stream_arenas > 64) fail("stream_arenas must be <= 64, got " + std::to_string(o.stream_arenas));
+  if (o.arena_max_class_bytes < min_alignment || !std::has_single_bit(o.arena_max_class_bytes)) {
+    fail("arena_max_class_bytes must be a power of two >= 256, got " + std::to_string(o.arena_max_class_bytes));
+  }
   static_cast<void>(core::size_classes{o});  // the classes' own rules (classes_per_doubling, max_class_bytes)
 }
 

@@ -63,6 +63,13 @@ struct pool_options {
   // constructed directly with it throws std::invalid_argument. Needs virtual memory and growth,
   // and stays off with any debug option on.
   std::size_t stream_arenas = 0;
+  // With stream arenas on, every arena's largest size class is the smaller of max_class_bytes and
+  // this (a power of two >= 256): each arena keeps its own slabs of every class it has used, and a
+  // 2 MiB slab of a class above 256 KiB holds a few blocks, so requests above it take the heap's
+  // best fit instead. mlp_4stream's replay with 16 arenas: 1.070x its live peak with 256 KiB
+  // against 1.184x with 1 MiB classes, at 30.0 against 34.6 ns per operation (lockfree, sim;
+  // docs/results/2026-12-07-s46). Ignored without arenas and with fixed_block_bytes.
+  std::size_t arena_max_class_bytes = std::size_t{256} << 10;
 
   // Bytes mapped at construction (rounded up to whole slabs); trim keeps them. With allow_growth =
   // false this is a fixed pool that never calls the backend for memory after start-up: slabs and

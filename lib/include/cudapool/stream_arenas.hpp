@@ -20,9 +20,11 @@
 //   - an allocation that fails in its arena (device out of memory, or byte_limit, which bounds
 //     the bytes all arenas map together) trims every other arena, synchronizing their owners, and
 //     tries again before it throws out_of_memory (the arena's report).
-//   - each arena has its own slabs of the size classes and its own free ranges; remap_ratio keeps
-//     their sum near the bytes in use (mlp_4stream: 1.184x its live peak without remap against
-//     1.089x with remap_ratio 1.05, bench's replay/<v>-arenas).
+//   - each arena has its own slabs of the size classes and its own free ranges. So that slabs of
+//     the large classes, a few blocks each, do not multiply by the arenas, every arena's classes
+//     stop at arena_max_class_bytes (256 KiB by default; larger requests take the heap's best fit):
+//     mlp_4stream held 1.184x its live peak with 1 MiB classes, 1.070x with 256 KiB (bench's
+//     replay/<v>-arenas-1m and <v>-arenas).
 //   - flush_stream(s) (and retire_stream) lets s's arena go when s owns one: one event recorded on
 //     s (no wait); a new stream takes the arena once that event has completed (a query), and an
 //     unmap of the arena before then waits for it. Call it before destroying s, as the stream
@@ -84,6 +86,7 @@ class stream_arenas {
       shared.address_reservation = core::round_up(
           options.byte_limit != 0 ? 2 * options.byte_limit : 2 * device->memory_bytes(), device->page_bytes());
     }
+    if (arena_count_ != 0) shared.max_class_bytes = std::min(shared.max_class_bytes, options.arena_max_class_bytes);
     inner_ = shared;
     inner_.initial_reservation = 0;  // arena 0 maps it; the others start empty
     shared_ = std::make_unique<Pool>(make_device(1), shared);
