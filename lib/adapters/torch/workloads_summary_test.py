@@ -38,6 +38,23 @@ def run_json(allocator, baseline_mib, used_mib, step_ms, variant=None):
     }
 
 
+def summarise(w, docs):
+    """Writes each run JSON of docs (name -> run) to a file, summarises them all, returns the rows by
+    allocator label."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for name, doc in docs.items():
+            path = os.path.join(tmp, f"{name}.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            files.append(path)
+        out = os.path.join(tmp, "all.json")
+        assert w.summary(w.parse_args(["--summary", *files, f"--out={out}"])) == 0
+        with open(out) as f:
+            doc = json.load(f)
+    return {r["allocator"]: r for r in doc["rows"]}, doc
+
+
 class Summary(unittest.TestCase):
     def test_process_totals_per_round_and_against_expandable(self):
         w = load(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "workloads.py"))
@@ -78,26 +95,17 @@ class Summary(unittest.TestCase):
         # A variant with CUDAPOOL_STREAM_ARENAS is another allocator (cudapool-<v>-arenas), not a
         # second round of the variant's row; a run JSON from before s46 has no stream_arenas.
         w = load(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "workloads.py"))
-        with tempfile.TemporaryDirectory() as tmp:
-            files = []
-            for alloc, variant, arenas, used in (("torch", None, None, 3603), ("torch-expandable", None, None, 3443),
-                                                 ("cudapool", "tls", None, 3500), ("cudapool", "tls", 16, 3400)):
-                doc = run_json(alloc, 595, used, 30.0, variant)
-                if arenas is not None:
-                    doc["stream_arenas"] = arenas
-                path = os.path.join(tmp, f"{alloc}_{variant}_{arenas}.json")
-                with open(path, "w") as f:
-                    json.dump(doc, f)
-                files.append(path)
-            out = os.path.join(tmp, "all.json")
-            self.assertEqual(w.summary(w.parse_args(["--summary", *files, f"--out={out}"])), 0)
-            with open(out) as f:
-                doc = json.load(f)
-        rows = {r["allocator"]: r for r in doc["rows"]}
+        docs = {}
+        for alloc, variant, arenas, used in (("torch", None, None, 3603), ("torch-expandable", None, None, 3443),
+                                             ("cudapool", "tls", None, 3500), ("cudapool", "tls", 16, 3400)):
+            doc = run_json(alloc, 595, used, 30.0, variant)
+            if arenas is not None:
+                doc["stream_arenas"] = arenas
+            docs[f"{alloc}_{variant}_{arenas}"] = doc
+        rows, _ = summarise(w, docs)
         self.assertEqual(rows["cudapool-tls"]["used_mib"], 3500)
         self.assertEqual(rows["cudapool-tls-arenas"]["used_mib"], 3400)
         self.assertEqual(rows["cudapool-tls-arenas"]["rounds"], 1)
-
 
     def test_device_bound_steps_against_torch(self):
         # Step by step against PyTorch's allocator, only where both processes waited for the device
@@ -108,22 +116,14 @@ class Summary(unittest.TestCase):
             "torch": ([10.0, 10.0, 20.0, 20.0, 30.0], [9.9, 9.9, 5.0, 5.0, 5.0]),
             "cudapool": ([15.0, 15.0, 21.0, 20.2, 30.9], [14.9, 14.9, 20.9, 5.0, 5.0]),
         }
-        with tempfile.TemporaryDirectory() as tmp:
-            files = []
-            for alloc, variant in (("torch", None), ("torch-expandable", None), ("cudapool", "lockfree")):
-                doc = run_json(alloc, 595, 3443, 12.0, variant)
-                doc["config"]["steps"] = 5
-                if alloc in steps:
-                    doc["workloads"]["lm_train"]["step_ms"], doc["workloads"]["lm_train"]["host_ms"] = steps[alloc]
-                path = os.path.join(tmp, f"{alloc}.json")
-                with open(path, "w") as f:
-                    json.dump(doc, f)
-                files.append(path)
-            out = os.path.join(tmp, "all.json")
-            self.assertEqual(w.summary(w.parse_args(["--summary", *files, f"--out={out}"])), 0)
-            with open(out) as f:
-                doc = json.load(f)
-        rows = {r["allocator"]: r for r in doc["rows"]}
+        docs = {}
+        for alloc, variant in (("torch", None), ("torch-expandable", None), ("cudapool", "lockfree")):
+            doc = run_json(alloc, 595, 3443, 12.0, variant)
+            doc["config"]["steps"] = 5
+            if alloc in steps:
+                doc["workloads"]["lm_train"]["step_ms"], doc["workloads"]["lm_train"]["host_ms"] = steps[alloc]
+            docs[alloc] = doc
+        rows, doc = summarise(w, docs)
         pool = rows["cudapool-lockfree"]
         self.assertAlmostEqual(pool["device_bound_vs_torch"], (1.01 + 1.03) / 2)
         self.assertEqual(pool["device_bound_steps_by_round"], [2])
