@@ -34,6 +34,8 @@ void print_summary(const stress_result& r, std::ostream& out) {
   row("streams", std::to_string(r.streams) + (r.devices > 1 ? " per device" : ""));
   row("seed", std::to_string(r.seed));
   row("sizes", r.sizes + (r.trace_scale < 1.0 ? " (scaled by " + format_double(r.trace_scale) + ")" : ""));
+  if (r.remap_ratio != 0.0) row("remap ratio", format_double(r.remap_ratio));
+  if (r.stream_arenas != 0) row("stream arenas", std::to_string(r.stream_arenas));
   if (r.inject != fault::none) row("inject", std::string(to_string(r.inject)));
   row("time", seconds);
   row("ops", std::to_string(r.ops) + " (" + std::to_string(r.allocations) + " allocations, " +
@@ -82,6 +84,8 @@ std::string to_json(const stress_result& r) {
   o["seed"] = r.seed;
   o["sizes"] = r.sizes;
   o["trace_scale"] = r.trace_scale;
+  o["remap_ratio"] = r.remap_ratio;
+  o["stream_arenas"] = r.stream_arenas;
   o["inject"] = to_string(r.inject);
   o["seconds"] = r.seconds;
   o["ops"] = r.ops;

@@ -27,6 +27,8 @@ struct stress_result {
   std::uint64_t seed = 0;
   std::string sizes;
   double trace_scale = 1.0;  // trace sizes were multiplied by this (1 unless scaled to the budget)
+  double remap_ratio = 0.0;       // the pool's pool_options::remap_ratio (--remap-ratio); 0: off
+  std::size_t stream_arenas = 0;  // the pool's pool_options::stream_arenas (--stream-arenas); 0: off
   fault inject = fault::none;
 
   // What it did. ops = allocations + frees.

@@ -113,6 +113,8 @@ stress_result run_stress(const stress_config& config, std::ostream& progress) {
   if (!peer_run) {
     result.variant = config.variant;
     if (config.variant == "tls") result.tls_transfer = to_string(config.tls_transfer);
+    result.remap_ratio = config.remap_ratio;
+    result.stream_arenas = config.stream_arenas;
   }
   result.threads = config.threads;
   result.streams = config.streams;

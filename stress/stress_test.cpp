@@ -508,7 +508,7 @@ TEST(StressReport, JsonIsValidForAnyStringWithTheSameKeys) {
   for (const auto& [key, value] : j.items()) keys.push_back(key);
   const std::vector<std::string> expected = {
       "allocator", "variant", "tls_transfer", "backend", "backend_note", "threads", "streams", "devices", "seed",
-      "sizes", "trace_scale", "inject", "seconds", "ops", "allocations", "frees", "ops_per_second", "handoffs",
+      "sizes", "trace_scale", "remap_ratio", "stream_arenas", "inject", "seconds", "ops", "allocations", "frees", "ops_per_second", "handoffs",
       "cross_device_handoffs", "cross_stream_frees", "immediate_frees", "peak_live_bytes", "peak_live_blocks", "peak_reserved_bytes",
       "pool_events_recorded", "stress_events_recorded", "faults_injected", "violations", "overlaps",
       "device_mismatches", "invalid_frees", "quarantined", "result", "first_violations", "skipped_checks",
@@ -527,6 +527,26 @@ TEST(StressReport, SaysWhichTlsTransferLayerRan) {
   print_summary(r, summary);
   EXPECT_NE(summary.str().find("tls (transfer layer: stack)"), std::string::npos) << summary.str();
   EXPECT_NE(to_json(r).find("\"tls_transfer\":\"stack\""), std::string::npos) << to_json(r);
+}
+
+TEST(StressReport, SaysWhichPoolOptionsShapedTheRun) {
+  // A soak with arenas or remap must say so in its summary and JSON (s46's GPU soak could not).
+  stress_config c = small_run();
+  c.ops = 200;
+  c.stream_arenas = 4;
+  c.remap_ratio = 1.05;
+  const stress_result r = run(c);
+  EXPECT_TRUE(r.passed());
+  std::ostringstream summary;
+  print_summary(r, summary);
+  EXPECT_NE(summary.str().find("stream arenas       4"), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("remap ratio         1.05"), std::string::npos) << summary.str();
+  EXPECT_NE(to_json(r).find("\"stream_arenas\":4"), std::string::npos) << to_json(r);
+  c.stream_arenas = 0;
+  c.remap_ratio = 0.0;
+  std::ostringstream plain;
+  print_summary(run(c), plain);
+  EXPECT_EQ(plain.str().find("stream arenas"), std::string::npos) << plain.str();
 }
 
 // ---- peers (GPU only) ----------------------------------------------------------------------------
