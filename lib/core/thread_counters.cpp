@@ -40,7 +40,7 @@ struct slot_holder {
   }
   ~slot_holder() {
     detail::thread_slot_plus_one = 0;  // a pool used later in this thread's exit takes a new one
-    detail::last_used_counters = {0, nullptr};  // the slot's blocks may get another owner
+    for (detail::last_counters& l : detail::last_used_counters) l = {0, nullptr};  // the slot's blocks may get another owner
     if (slot == shared_thread_slot) return;
     slot_registry& r = registry();
     std::lock_guard lock(r.mutex);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -35,6 +36,32 @@ TEST(ThreadCounters, SumsCountEveryThreadAtQuiescence) {
   EXPECT_EQ(each[0], counters.sum(3));
   EXPECT_EQ(each[1], counters.sum(0));
   EXPECT_EQ(each[2], counters.sum(2));
+}
+
+// A thread that alternates between pools (stream arenas: a pool per stream) keeps each one's
+// shortcut: counters made one after another take different ways, so only each one's first add
+// takes the slow path. More counters than ways share ways, and their sums stay exact.
+TEST(ThreadCounters, AThreadAlternatingBetweenCountersKeepsEachShortcut) {
+  std::vector<std::unique_ptr<thread_counters<2>>> c;
+  for (std::size_t i = 0; i < detail::counters_shortcuts; ++i) c.push_back(std::make_unique<thread_counters<2>>());
+  for (int round = 0; round < 100; ++round) {
+    for (auto& k : c) k->add(0, 1, 1, 2);
+  }
+  for (auto& k : c) {
+    EXPECT_EQ(k->slow_adds(), 1u);
+    EXPECT_EQ(k->sum(0), 100);
+    EXPECT_EQ(k->sum(1), 200);
+  }
+  thread_counters<2> extra;  // shares a way with one of c
+  for (int round = 0; round < 100; ++round) {
+    extra.add(0, 1);
+    for (auto& k : c) k->add(0, 1);
+  }
+  EXPECT_EQ(extra.sum(0), 100);
+  for (auto& k : c) EXPECT_EQ(k->sum(0), 200);
+  std::uint64_t slow = extra.slow_adds();
+  for (auto& k : c) slow += k->slow_adds() - 1;
+  EXPECT_EQ(slow, 200u) << "the shared way's two counters each miss every round";
 }
 
 }  // namespace
