@@ -6,6 +6,7 @@
 #   OUT=$OUT bash docs/results/2026-12-07-s46/probe3.sh       (repository root; .bundle carried)
 set -u
 out=${OUT:?OUT}
+export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # the plug-in's libtbb
 w=$out/mlp; mkdir -p "$w"
 lib=$PWD/.bundle/lib/libcudapool_torch.so
 allocs=(torch mutex mutex-arenas lockfree-arenas)
@@ -25,4 +26,4 @@ for ((r = 1; r <= ${ROUNDS:-3}; r++)); do
   done
 done
 python3 .bundle/workloads.py --summary "${runs[@]}" --out="$w/workloads.json" | head -12
-tar -cJf "$out/mlp.tar.xz" -C "$out" mlp
+tar -cJf "$out/mlp.tar.xz" -C "$out" mlp && rm -rf "$w"
