@@ -67,7 +67,7 @@ struct pool_options {
   // this (a power of two >= 256): each arena keeps its own slabs of every class it has used, and a
   // 2 MiB slab of a class above 256 KiB holds a few blocks, so requests above it take the heap's
   // best fit instead. mlp_4stream's replay with 16 arenas: 1.070x its live peak with 256 KiB
-  // against 1.184x with 1 MiB classes, at 30.0 against 34.6 ns per operation (lockfree, sim;
+  // against 1.184x with 1 MiB classes, at 35.5 against 30.4 ns per operation (lockfree, sim;
   // docs/results/2026-12-07-s46). Ignored without arenas and with fixed_block_bytes.
   std::size_t arena_max_class_bytes = std::size_t{256} << 10;
 
