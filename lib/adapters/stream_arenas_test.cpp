@@ -168,6 +168,27 @@ TEST_F(arenas_fixture, FlushStreamHandsTheArenaToTheNextStreamOnceItsWorkComplet
   sim->destroy_stream(s4);
 }
 
+TEST_F(arenas_fixture, AStreamWhoseArenaWentToAnotherNeverAllocatesThere) {
+  // s1 lets its arena go, s2 takes it; s1's way back to it (the hint pool_for keeps per stream)
+  // now names s2's arena, which must not serve s1: what s2 freed there, with s2 paused, is reused
+  // only by s2.
+  stream_arenas<mutex_pool> pool(sim, with_arenas(2));
+  void* p = pool.allocate(3 * mib, s1);
+  pool.deallocate(p, s1);
+  pool.flush_stream(s1);
+  sim->synchronize(s1);
+  EXPECT_EQ(pool.allocate(3 * mib, s2), p) << "s2 owns s1's former arena";
+  sim->pause(s2);
+  pool.deallocate(p, s2);
+  void* q = pool.allocate(3 * mib, s1);
+  EXPECT_NE(q, p) << "s2 may still use p";
+  EXPECT_EQ(pool.owned_arenas(), 2u) << "s1 took the other arena";
+  pool.deallocate(q, s1);
+  sim->resume(s2);
+  pool.flush_stream(s1);
+  pool.flush_stream(s2);
+}
+
 TEST_F(arenas_fixture, TheDefaultStreamAndStreamsBeyondTheArenasShareArenaZero) {
   stream_arenas<lockfree_pool> pool(sim, with_arenas(1));
   void* d = pool.allocate(4096);
