@@ -189,6 +189,24 @@ TEST_F(arenas_fixture, AStreamWhoseArenaWentToAnotherNeverAllocatesThere) {
   pool.flush_stream(s2);
 }
 
+TEST_F(arenas_fixture, AStreamBeyondTheArenasTakesOneOnceItsOwnerLetsItGo) {
+  // With every arena owned a further stream shares arena 0 without taking the arenas' lock; once
+  // an owner lets its arena go and its work has completed, that stream takes the arena.
+  stream_arenas<lockfree_pool> pool(sim, with_arenas(1));
+  void* a = pool.allocate(4096, s1);
+  void* b = pool.allocate(4096, s2);  // beyond the one arena: arena 0
+  EXPECT_EQ(pool.owned_arenas(), 1u);
+  pool.deallocate(b, s2);
+  pool.deallocate(a, s1);
+  pool.flush_stream(s1);
+  sim->synchronize(s1);
+  void* c = pool.allocate(4096, s2);
+  EXPECT_EQ(c, a) << "s2 owns s1's former arena, and what s1 freed there";
+  EXPECT_EQ(pool.owned_arenas(), 1u);
+  pool.deallocate(c, s2);
+  pool.flush_stream(s2);
+}
+
 TEST_F(arenas_fixture, TheDefaultStreamAndStreamsBeyondTheArenasShareArenaZero) {
   stream_arenas<lockfree_pool> pool(sim, with_arenas(1));
   void* d = pool.allocate(4096);

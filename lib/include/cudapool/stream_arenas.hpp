@@ -237,6 +237,11 @@ class stream_arenas {
   // is owned; hints s's slot at the arena it gets.
   [[gnu::noinline]] Pool& find_or_claim(stream_ref s) {
     if (arena_count_ == 0) return *shared_;
+    // Every arena made and owned: a stream beyond them shares arena 0 without the lock (and
+    // without querying every arena's release), as long as no owner has let its arena go.
+    if (claimed_.load(std::memory_order_acquire) == arena_count_ && unowned_.load(std::memory_order_acquire) == 0) {
+      return *shared_;
+    }
     std::lock_guard lock(mutex_);
     const std::size_t i = claim(s);
     if (i == arena_count_) return *shared_;
@@ -253,6 +258,7 @@ class stream_arenas {
     for (std::size_t i = 0; i < n; ++i) {  // a let-go arena whose last owner's work has completed
       if (arenas_[i].device->reusable()) {
         arenas_[i].device->set_owner(s.native());
+        unowned_.fetch_sub(1, std::memory_order_relaxed);
         return i;
       }
     }
@@ -271,6 +277,7 @@ class stream_arenas {
     for (std::size_t i = 0; i < n; ++i) {
       if (arenas_[i].device->owner() != s.native()) continue;
       arenas_[i].device->release_owner();  // an event on s: the next owner waits for nothing else
+      unowned_.fetch_add(1, std::memory_order_release);
     }
   }
 
@@ -305,6 +312,7 @@ class stream_arenas {
   pool_options inner_;  // the arenas' options
   std::mutex mutex_;    // claims and releases of arenas
   std::atomic<std::size_t> claimed_{0};  // arenas_[0, claimed_) have a pool
+  std::atomic<std::size_t> unowned_{0};  // of those, let go by their owners (written under mutex_)
   // Per hint_of(s): 1 + the index of the arena s was last given (0: none). Written under mutex_
   // (release, after the arena's pool and owner); only a hint: pool_for checks the arena's owner,
   // so a hint left by a stream that let its arena go, or by another stream of the same slot,
