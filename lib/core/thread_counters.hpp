@@ -57,7 +57,7 @@ class thread_counters {
   // Thread-safe, wait-free; no read-modify-write for a thread with its own slot. Adds a to counter
   // i and b to counter j (the hot path always moves two counters together).
   [[gnu::always_inline]] void add(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
-    const detail::last_counters last = detail::last_used_counters[way_];
+    const detail::last_counters last = detail::last_used_counters[id_ % detail::counters_shortcuts];
     if (last.id == id_) [[likely]] {
       block* blk = static_cast<block*>(last.block);
       bump(blk->values[i], a);
@@ -71,8 +71,9 @@ class thread_counters {
   void add(std::size_t i, std::int64_t a) noexcept { add(i, a, i, 0); }
 
   // Adds that took the slow path (a thread's first add, or its shortcut's way taken by another
-  // thread_counters since): tests and diagnostics. Thread-safe.
-  [[nodiscard]] std::uint64_t slow_adds() const noexcept { return slow_adds_.load(std::memory_order_relaxed); }
+  // thread_counters since), counted in each thread's block as the counters are: tests and
+  // diagnostics. Thread-safe; exact at quiescence.
+  [[nodiscard]] std::int64_t slow_adds() const noexcept { return sum(slow_index); }
   // Thread-safe. Exact at quiescence.
   [[nodiscard]] std::int64_t sum(std::size_t i) const noexcept {
     std::int64_t total = 0;
@@ -99,20 +100,22 @@ class thread_counters {
   }
 
   struct alignas(64) block {
-    std::atomic<std::int64_t> values[N] = {};
+    std::atomic<std::int64_t> values[N + 1] = {};  // [slow_index]: slow_adds()
   };
+  static constexpr std::size_t slow_index = N;
 
   // The calling thread's block, through its slot (and made the thread's shortcut).
   [[gnu::noinline]] void add_slow(std::size_t i, std::int64_t a, std::size_t j, std::int64_t b) noexcept {
-    slow_adds_.fetch_add(1, std::memory_order_relaxed);
     const unsigned s = this_thread_slot();
     block* blk = slots_[s].load(std::memory_order_acquire);  // pairs with the release in first_use()
     if (blk == nullptr) [[unlikely]] blk = first_use(s);
     if (blk != shared_) [[likely]] {
-      detail::last_used_counters[way_] = {id_, blk};
+      detail::last_used_counters[id_ % detail::counters_shortcuts] = {id_, blk};
       bump(blk->values[i], a);
       bump(blk->values[j], b);
+      bump(blk->values[slow_index], 1);
     } else {
+      blk->values[slow_index].fetch_add(1, std::memory_order_relaxed);
       blk->values[i].fetch_add(a, std::memory_order_relaxed);
       blk->values[j].fetch_add(b, std::memory_order_relaxed);
     }
@@ -129,8 +132,6 @@ class thread_counters {
   }
 
   const std::uint64_t id_ = detail::next_counters_id();  // never reused: the shortcut's key
-  const std::size_t way_ = id_ % detail::counters_shortcuts;
-  std::atomic<std::uint64_t> slow_adds_{0};
   std::atomic<unsigned> used_{0};  // 1 + the highest slot with a block: sums stop there
   std::unique_ptr<std::atomic<block*>[]> slots_ = std::make_unique<std::atomic<block*>[]>(max_thread_slots + 1);
   block* const shared_ = [this] {

@@ -48,7 +48,7 @@ TEST(ThreadCounters, AThreadAlternatingBetweenCountersKeepsEachShortcut) {
     for (auto& k : c) k->add(0, 1, 1, 2);
   }
   for (auto& k : c) {
-    EXPECT_EQ(k->slow_adds(), 1u);
+    EXPECT_EQ(k->slow_adds(), 1);
     EXPECT_EQ(k->sum(0), 100);
     EXPECT_EQ(k->sum(1), 200);
   }
@@ -59,9 +59,9 @@ TEST(ThreadCounters, AThreadAlternatingBetweenCountersKeepsEachShortcut) {
   }
   EXPECT_EQ(extra.sum(0), 100);
   for (auto& k : c) EXPECT_EQ(k->sum(0), 200);
-  std::uint64_t slow = extra.slow_adds();
+  std::int64_t slow = extra.slow_adds();
   for (auto& k : c) slow += k->slow_adds() - 1;
-  EXPECT_EQ(slow, 200u) << "the shared way's two counters each miss every round";
+  EXPECT_EQ(slow, 200) << "the shared way's two counters each miss every round";
 }
 
 }  // namespace
