@@ -7,13 +7,13 @@
 #     variant with 16 stream arenas (rows cudapool-<v>-arenas).
 #  2. replay: every trace of the bundle, stream-ordered, the four variants as they are and with
 #     16 stream arenas (<v>-arenas), beside cudaMallocAsync; REPLAY_ROUNDS rounds (2), each process
-#     3 x REPLAY_MIN_TIME (0.3) s a point, interleaved.
+#     3 x REPLAY_MIN_TIME (0.3) s a point, interleaved, each process pinned to REPLAY_CPU (2).
 #   OUT=$OUT bash docs/results/2026-12-07-s47/run_a.sh     (repository root; .bundle carried)
 set -u
 out=${OUT:?OUT}
 arenas() { for v in mutex lockfree tls stream; do printf '%s ' "$v$1"; done; }
 TORCH_STREAM_ARENAS=16 TORCH_TRAIN_PAIRS=${TORCH_TRAIN_PAIRS:-2} TORCH_LIBRARY_DEFAULT_VARIANTS= \
-REPLAY_MODES= REPLAY_ROUNDS=${REPLAY_ROUNDS:-2} REPLAY_MIN_TIME=${REPLAY_MIN_TIME:-0.3} \
+REPLAY_CPU=${REPLAY_CPU:-2} REPLAY_MODES= REPLAY_ROUNDS=${REPLAY_ROUNDS:-2} REPLAY_MIN_TIME=${REPLAY_MIN_TIME:-0.3} \
 REPLAY_ALLOCATORS="$(arenas '') $(arenas -arenas) cudaMallocAsync" \
   bash .bundle/gpu-run "$out" "${BUDGET:-570}" torch:250 replay:150
 cat "$out/gpu-run.log"
