@@ -30,8 +30,9 @@ elseif(PART STREQUAL "replay")
   # One short trace of the repo's (the bundle holds them all).
   file(COPY "${SOURCE_DIR}/traces/lm_infer_varseq.csv" DESTINATION "${OUT_DIR}/bundle/traces")
   set(allocators mutex lockfree)
+  # REPLAY_CPU=0: every process pinned (taskset) to CPU 0, which every host has.
   set(env REPLAY_BACKEND=sim REPLAY_ROUNDS=2 "REPLAY_ALLOCATORS=mutex lockfree" REPLAY_MIN_TIME=0.001
-          REPLAY_REPS=2)
+          REPLAY_REPS=2 REPLAY_CPU=0)
   set(point "replay/lockfree/lm_infer_varseq/elided/real_time_median")
   set(needles "## Replay of recorded traces" "From gpu-suite's replay part, `replay.json`"
               "The rounds' spread, stream-ordered (cv of the 2 rounds' medians" "| lockfree | " "| mutex | ")
@@ -103,6 +104,17 @@ if(PART STREQUAL "serve")
   file(READ "${OUT_DIR}/deadline/serve.json" one_round)
   if(NOT one_round MATCHES "\"rounds\": 1")
     message(FATAL_ERROR "serve.json after a deadline does not hold round 1 alone")
+  endif()
+endif()
+if(PART STREQUAL "replay")
+  # A CPU the host does not have: taskset refuses to start bench, so no process of the part may
+  # write its JSON and the part must fail (the pin is applied to every replay process).
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env REPLAY_BACKEND=sim REPLAY_ROUNDS=1 REPLAY_ALLOCATORS=mutex REPLAY_MIN_TIME=0.001
+            REPLAY_REPS=2 REPLAY_MODES= REPLAY_CPU=4095 bash "${OUT_DIR}/bundle/gpu-suite" "${OUT_DIR}/no_cpu" replay
+    RESULT_VARIABLE rc3 OUTPUT_VARIABLE out3 ERROR_VARIABLE err3)
+  if(rc3 EQUAL 0 OR NOT "${out3}" MATCHES "replay allocator=mutex round=1: no results")
+    message(FATAL_ERROR "gpu-suite replay with REPLAY_CPU=4095 (no such CPU) exited ${rc3} or ran a replay:\n${out3}\n${err3}")
   endif()
 endif()
 if(NOT out MATCHES "${PART}: rounds 1-1 merged into ${PART}.json" AND NOT PART MATCHES "^(spread|pagebench)$")

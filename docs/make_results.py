@@ -237,16 +237,21 @@ def section_serve(pg, bench):
         def best_cell(a, t):
             c = cell(a, t, vs_best.get(a, {}).get(t))
             rs = round_text.get(a, {}).get(t)
-            return c if not rs or c == "error" else f"{c} ({', '.join(fmt(x) for x in rs)})"
+            return c if not rs or len(rs) < 2 or c == "error" else f"{c} ({', '.join(fmt(x) for x in rs)})"
 
         rows = [[a] + [best_cell(a, t) for t in ts] for a in allocs]
         pg.add("", "x best of run (requests/s over the best allocator's at the same thread count; `none`, "
                "the ceiling, is not an allocator and not counted as the best"
-               + ("; with rounds: the median of each round's ratio, the rounds' in parentheses" if round_text else "")
+               + ("; with rounds: the median of each round's ratio, the rounds' in parentheses"
+                  if any(len(rs) > 1 for per_t in round_text.values() for rs in per_t.values()) else "")
                + "):", "")
         pg.add(*table(["allocator"] + [f"{t} threads" for t in ts], rows))
         cvs = bench.series_cv("serve", mode)
-        if cvs:
+        if bench.rounds("serve", mode) == 1:
+            # merge_rounds.py's cv over one round is 0: no spread was measured, so none is shown.
+            pg.add("", "One round: no spread between rounds to show (each point is one process's median of "
+                   f"its {bench.repetitions('serve', mode) or '?'} repetitions).")
+        elif cvs:
             # How far one repetition strays: a ratio of two medians above is only as sure as this.
             reps = bench.repetitions("serve", mode)
             n_rounds = bench.rounds("serve", mode)
@@ -276,15 +281,20 @@ def section_serve(pg, bench):
         # The issue's targets, as read from this run (pools: every allocator that is not a peer).
         # Option variants (`lockfree-chunks`) are reported, not held to the targets; tls-mr is tls
         # as a CCCL user reaches it.
+        # The variants behind stream arenas (`<v>-arenas`, since s45) are checked as a group of their
+        # own beside them.
         pools = [a for a in allocs if a not in PEERS and a != "none" and ("-" not in a or a == "tls-mr")]
+        arena_pools = [a for a in allocs if a.endswith("-arenas")]
+        groups = [(pools, "")] + ([(arena_pools, "with stream arenas (`-arenas`): ")] if arena_pools else [])
         checks = []
         if mode == "small" and any(best_peer.values()):
             at = [t for t in (16, 64) if best_peer.get(t)]
-            worst = min(((ratio(ips.get(a, {}).get(t), best_peer[t]) or 0.0, a, t) for a in pools for t in at),
-                        default=None)
-            if worst:
-                checks.append(f"lowest x best peer at {' and '.join(map(str, at))} threads: {fmt(worst[0])} "
-                              f"({worst[1]}, {worst[2]} threads; target >= 4)")
+            for group, label in groups:
+                worst = min(((ratio(ips.get(a, {}).get(t), best_peer[t]) or 0.0, a, t) for a in group for t in at),
+                            default=None)
+                if worst:
+                    checks.append(f"{label}lowest x best peer at {' and '.join(map(str, at))} threads: "
+                                  f"{fmt(worst[0])} ({worst[1]}, {worst[2]} threads; target >= 4)")
             # The ceiling: with no allocator at all a server reaches this multiple of the best peer,
             # so a target above it is above what any allocator can give on this host.
             ceiling = [f"{fmt(ratio(ips['none'][t], best_peer[t]))} at {t} threads" for t in at
@@ -292,17 +302,19 @@ def section_serve(pg, bench):
             if ceiling:
                 checks.append("the ceiling (`none`, no allocator) x best peer: " + ", ".join(ceiling))
         if mode == "mixed":
-            worst = min(((vs_best.get(a, {}).get(t) or 0.0, a, t) for a in pools for t in ts
-                         if best_run.get(t)), default=None)
-            if worst:
-                checks.append(f"lowest x best of run: {fmt(worst[0])} ({worst[1]}, {worst[2]} threads; target >= 0.98)")
+            for group, label in groups:
+                worst = min(((vs_best.get(a, {}).get(t) or 0.0, a, t) for a in group for t in ts
+                             if best_run.get(t)), default=None)
+                if worst:
+                    checks.append(f"{label}lowest x best of run: {fmt(worst[0])} ({worst[1]}, {worst[2]} threads; "
+                                  "target >= 0.98)")
             ceiling = [f"{fmt(ratio(best_run[t], ips['none'][t]))} at {t} threads" for t in ts
                        if best_run.get(t) and t in ips.get("none", {})]
             if ceiling:
                 checks.append("the best allocator x the ceiling (`none`, no allocator): " + ", ".join(ceiling))
             n_rounds = bench.rounds("serve", mode)
             cvs = bench.series_cv("serve", mode)
-            if n_rounds and len(pools) > 1:
+            if n_rounds and n_rounds > 1 and len(pools) > 1:
                 # The measure's own floor: equal allocators with the spread this run measured.
                 floor = []
                 for t in ts:
@@ -315,8 +327,8 @@ def section_serve(pg, bench):
                 if floor:
                     checks.append(f"{len(pools)} equal allocators with this run's median round spread would "
                                   f"score (simulated, {n_rounds} rounds): " + ", ".join(floor))
-        pool_fail = sum(v for a in pools for v in fails.get(a, {}).values())
-        pool_err = sum(len(errs.get(a, {})) for a in pools)
+        pool_fail = sum(v for a in pools + arena_pools for v in fails.get(a, {}).values())
+        pool_err = sum(len(errs.get(a, {})) for a in pools + arena_pools)
         checks.append(f"failures of the pools: {fmt(pool_fail)}" + (f", plus {pool_err} benchmarks ended with an error"
                                                                     if pool_err else "") + " (target 0)")
         peer_fail = {p: sum(fails[p].values()) for p in PEERS if p in fails}
