@@ -624,23 +624,28 @@ def section_replay(pg, bench, rb):
                   lambda r: f"{fmt(r.get('device_record_ns_per_call')) if r.get('device_record_ns_per_call') is not None else '–'}"
                             f" / {fmt(r.get('device_query_ns_per_call'))}")
     base = {t: ns(rows.get((t, BASELINE), [None, None, None])[0]) for t in traces}
+    # Per trace, allocator -> round -> items/s (replay runs on one thread).
+    by_round = {t: {al: ts.get(1) or next(iter(ts.values()), {}) for al, ts in rb.series_rounds("replay", t).items()}
+                for t in traces}
+
+    def x_base(t, a):
+        """(ratio, the rounds' ratios): the allocator's speed over the baseline's on trace t, within
+        each round first (its ns over cudaMallocAsync's of the same round), then the median over the
+        rounds; without rounds the ratio of the medians."""
+        mine, theirs = by_round[t].get(a, {}), by_round[t].get(BASELINE, {})
+        rs = [mine[r] / theirs[r] for r in sorted(mine) if theirs.get(r) and mine[r]]
+        if rs and a != BASELINE:
+            return statistics.median(rs), rs
+        return ratio(base[t], ns(rows.get((t, a), [None, None, None])[0])), []
+
     pg.add("", f"### x {BASELINE} (stream-ordered)", "")
     if any(base.values()):
-        # Per trace, allocator -> round -> items/s (replay runs on one thread).
-        by_round = {t: {al: ts.get(1) or next(iter(ts.values()), {}) for al, ts in rb.series_rounds("replay", t).items()}
-                    for t in traces}
         out = []
         for a in allocs:
             cells = []
             for t in traces:
-                c = fmt(ratio(base[t], ns(rows.get((t, a), [None, None, None])[0])))
-                mine, theirs = by_round[t].get(a, {}), by_round[t].get(BASELINE, {})
-                # Within each round first (the allocator's ns over cudaMallocAsync's of the same
-                # round), then the median over the rounds.
-                rs = [mine[r] / theirs[r] for r in sorted(mine) if theirs.get(r) and mine[r]]
-                if rs and a != BASELINE:
-                    c = f"{fmt(statistics.median(rs))} ({', '.join(fmt(x) for x in rs)})"
-                cells.append(c)
+                v, rs = x_base(t, a)
+                cells.append(f"{fmt(v)} ({', '.join(fmt(x) for x in rs)})" if rs else fmt(v))
             out.append([a] + cells)
         pg.add(*table(head, out))
     else:
@@ -666,8 +671,58 @@ def section_replay(pg, bench, rb):
     if any(f != "–" for f in floors):
         out.append(["best-fit floor (`floor_over_live`)"] + floors)
     pg.add(*table(head, out))
+    replay_targets(pg, traces, allocs, rows, live, ns, x_base if any(base.values()) else None)
     for p in plot.plot_replay(pg.plots_dir, rb.context or bench.context, replay_rows(params), set()):
         pg.image(p, os.path.basename(p))
+
+
+# Issue 14's replay targets: per operation at most this many ns and at least this many times faster
+# than the baseline, and peak reserved over peak live at most this on every trace whose live peak is
+# at least TARGET_LIVE_MIB (below it one slab per size class dominates).
+TARGET_NS, TARGET_X, TARGET_RL, TARGET_LIVE_MIB = 80, 10, 1.10, 64
+
+
+def replay_targets(pg, traces, allocs, rows, live, ns, x_base):
+    """One line per group of pools (the variants as they are; behind stream arenas, `-arenas`): how
+    many (allocator, trace) cells meet each of issue 14's replay targets, the worst of each, and the
+    traces on which every pool of the group meets all three. x_base: None without the baseline."""
+    groups = [([a for a in allocs if a not in PEERS and "-" not in a], "the variants as they are"),
+              ([a for a in allocs if a.endswith("-arenas")], "behind stream arenas (`-arenas`)")]
+    lines = []
+    for group, label in groups:
+        cells = [(a, t) for a in group for t in traces if rows.get((t, a)) and rows[(t, a)][0]]
+        if not cells:
+            continue
+        t_ns = {c: ns(rows[(c[1], c[0])][0]) for c in cells}
+        t_x = {c: x_base(c[1], c[0])[0] for c in cells} if x_base else {}
+        t_rl = {c: rows[(c[1], c[0])][0].get("reserved_over_live") for c in cells}
+        big = [c for c in cells if live.get(c[1], 0) >= TARGET_LIVE_MIB]
+
+        def meets(c):
+            return (t_ns[c] is not None and t_ns[c] <= TARGET_NS
+                    and (not x_base or (t_x.get(c) or 0) >= TARGET_X)
+                    and (c not in big or (t_rl[c] is not None and t_rl[c] <= TARGET_RL)))
+
+        parts = []
+        worst = max(cells, key=lambda c: t_ns[c] or 0)
+        parts.append(f"<= {TARGET_NS} ns in {sum(1 for c in cells if (t_ns[c] or 1e18) <= TARGET_NS)} of "
+                     f"{len(cells)} cells (the slowest {fmt(t_ns[worst])} ns, {worst[0]} on {worst[1]})")
+        if x_base:
+            low = min(cells, key=lambda c: t_x[c] or 0)
+            parts.append(f">= {TARGET_X}x {BASELINE} in {sum(1 for c in cells if (t_x[c] or 0) >= TARGET_X)} "
+                         f"(the lowest {fmt(t_x[low])}x, {low[0]} on {low[1]})")
+        if big:
+            high = max(big, key=lambda c: t_rl[c] or 0)
+            parts.append(f"reserved/live <= {fmt(TARGET_RL)} in {sum(1 for c in big if (t_rl[c] or 1e18) <= TARGET_RL)} "
+                         f"of the {len(big)} cells of traces live at {TARGET_LIVE_MIB} MiB or more "
+                         f"(the highest {fmt(t_rl[high])}, {high[0]} on {high[1]})")
+        every = [t for t in traces if all(meets((a, t)) for a in group if (a, t) in t_ns)]
+        parts.append("every target by every pool of the group on " + (", ".join(every) if every else "no trace"))
+        lines.append(f"{label}: " + "; ".join(parts))
+    if lines:
+        pg.add("", f"Issue 14's replay targets in this run (<= {TARGET_NS} ns per operation, >= {TARGET_X}x "
+               f"{BASELINE}, peak reserved <= {fmt(TARGET_RL)}x peak live where the live peak is at least "
+               f"{TARGET_LIVE_MIB} MiB), stream-ordered: " + "; ".join(lines) + ".")
 
 
 def replay_rows(params):
