@@ -395,6 +395,7 @@ def section_torch(pg):
                    "rounds the median of the rounds', and the steps counted over the rounds. A host-bound step "
                    "takes the host's launch time, which is the process's level whatever the allocator "
                    "(docs/results/2026-12-06-h100-s37).")
+        measured = {}  # (workload, allocator) -> (process x expandable, x torch, x torch device-bound)
         for w in workloads:
             t = get.get((w, "torch"), {})
             e = get.get((w, "torch-expandable"), {})
@@ -412,6 +413,7 @@ def section_torch(pg):
                 x_proc = r.get("process_vs_torch_expandable")  # the median of the rounds' ratios
                 if x_proc is None:
                     x_proc = ratio(proc, process_mib(w, "torch-expandable"))
+                measured[(w, a)] = (x_proc, vs_torch, r.get("device_bound_vs_torch"))
                 x_bound = fmt(r.get("device_bound_vs_torch")) + (
                     f" ({sum(r.get('device_bound_steps_by_round') or [])} steps)" if r.get("device_bound_vs_torch") is not None else "")
                 out.append([a, fmt(ms), x_torch] + ([x_bound] if bound else []) + [fmt(ratio(ms, e.get("median_step_ms"))),
@@ -424,6 +426,7 @@ def section_torch(pg):
                           ["x expandable", "p90 ms", "MiB over baseline",
                            "x torch", "x expandable", "process MiB", "x expandable (process)", "peak MiB",
                            "losses/checksums = torch"], out))
+        torch_targets(pg, workloads, allocs, measured)
         if round1:
             pg.add("", "Process MiB: round 1's processes (this workloads.json has no per-round process totals).")
         for p in torch_plots(pg, workloads, allocs, get):
@@ -455,6 +458,43 @@ def section_torch(pg):
         pg.add(*table(["file", "variant", "verdict", "torch median ms", "cudapool median ms", "x torch", "problems"], out))
     else:
         pg.add(f"{NOT_IN_RUN}: no `torch.json` / `torch_<variant>.json`.")
+
+
+# Issue 14's PyTorch targets: after each workload the process holds no more than with expandable
+# segments, and the median step is within 2% of PyTorch's own allocator.
+TARGET_STEP = 1.02
+
+
+def torch_targets(pg, workloads, allocs, measured):
+    """One line per group of the plug-in's rows (`cudapool-<v>`, and `cudapool-<v>-arenas`): how many
+    (workload, allocator) cells meet each PyTorch target, and the worst of each."""
+    groups = [([a for a in allocs if a.startswith("cudapool-") and a.count("-") == 1], "the variants as they are"),
+              ([a for a in allocs if a.startswith("cudapool-") and a.endswith("-arenas")],
+               "with stream arenas (`-arenas`)")]
+    lines = []
+    for group, label in groups:
+        cells = [(w, a) for w in workloads for a in group if (w, a) in measured]
+        if not cells:
+            continue
+        parts = []
+        mem = [c for c in cells if measured[c][0] is not None]
+        if mem:
+            high = max(mem, key=lambda c: measured[c][0])
+            parts.append(f"memory at most expandable segments' in {sum(1 for c in mem if measured[c][0] <= 1.0)} of "
+                         f"{len(mem)} cells (the highest {fmt(measured[high][0], 4)}x, {high[1]} after {high[0]})")
+        for k, what in ((1, "median step"), (2, "device-bound steps")):
+            have = [c for c in cells if measured[c][k] is not None]
+            if not have:
+                continue
+            slow = max(have, key=lambda c: measured[c][k])
+            parts.append(f"{what} within {round(100 * (TARGET_STEP - 1))}% of PyTorch's allocator in "
+                         f"{sum(1 for c in have if measured[c][k] <= TARGET_STEP)} of {len(have)} "
+                         f"(the slowest {fmt(measured[slow][k])}x, {slow[1]} on {slow[0]})")
+        lines.append(f"{label}: " + "; ".join(parts))
+    if lines:
+        pg.add("", "Issue 14's PyTorch targets in this run (the process's memory after each workload no more than "
+               f"with expandable segments, the step within {round(100 * (TARGET_STEP - 1))}% of PyTorch's own "
+               "allocator): " + "; ".join(lines) + ".")
 
 
 def grouped_bars(path, groups, series, values, ylabel, title, ref_line=None):
