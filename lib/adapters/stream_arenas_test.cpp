@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <cudapool/lockfree_pool.hpp>
 #include <cudapool/mutex_pool.hpp>
@@ -205,6 +206,33 @@ TEST_F(arenas_fixture, AStreamBeyondTheArenasTakesOneOnceItsOwnerLetsItGo) {
   EXPECT_EQ(pool.owned_arenas(), 1u);
   pool.deallocate(c, s2);
   pool.flush_stream(s2);
+}
+
+TEST_F(arenas_fixture, AnOwnerWhoseHintAnotherStreamTookKeepsItsArena) {
+  // Two streams of one hint slot own the only two arenas: the second's claim rewrote the slot, so
+  // the first misses its hint on every allocation, and with every arena owned and none let go it
+  // must still find its own arena (where its frees are immediate), not arena 0.
+  using pool_type = stream_arenas<lockfree_pool>;
+  std::vector<stream_ref> others;
+  stream_ref b = sim->create_stream();
+  while (pool_type::hint_slot(b) != pool_type::hint_slot(s1)) {
+    others.push_back(b);
+    b = sim->create_stream();
+  }
+  for (stream_ref o : others) sim->destroy_stream(o);
+  pool_type pool(sim, with_arenas(2));
+  void* a0 = pool.allocate(4096, s1);
+  void* b0 = pool.allocate(4096, b);
+  ASSERT_EQ(pool.owned_arenas(), 2u);
+  void* p = pool.allocate(4096, s1);
+  pool.deallocate(p, s1);
+  EXPECT_EQ(pool.describe(p).status, pointer_info::state::free) << "s1's own arena: its free on s1 is immediate";
+  pool.deallocate(a0, s1);
+  pool.deallocate(b0, b);
+  pool.flush_stream(s1);
+  pool.flush_stream(b);
+  sim->synchronize(b);
+  sim->destroy_stream(b);
 }
 
 TEST_F(arenas_fixture, TheDefaultStreamAndStreamsBeyondTheArenasShareArenaZero) {

@@ -195,6 +195,11 @@ class stream_arenas {
     for (std::size_t i = 0; i < claimed; ++i) n += arenas_[i].device->owner() != nullptr;
     return n;
   }
+  // Which of the 256 slots of the streams' hints s uses (Fibonacci hashing of the handle); streams
+  // may share one (tests find such streams with it).
+  [[nodiscard]] static std::size_t hint_slot(stream_ref s) noexcept {
+    return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(s.native()) * 0x9E3779B97F4A7C15ull) >> 56);
+  }
   // Owner streams synchronized before an arena unmapped memory, over all arenas.
   [[nodiscard]] std::uint64_t fences() const noexcept {
     std::uint64_t n = 0;
@@ -218,17 +223,12 @@ class stream_arenas {
   // (2) default handles, which name a different stream in every thread.
   [[nodiscard]] static bool ownable(stream_ref s) noexcept { return reinterpret_cast<std::uintptr_t>(s.native()) > 2; }
 
-  // The slot of s in hints_: Fibonacci hashing of the handle.
-  [[nodiscard]] static std::size_t hint_of(stream_ref s) noexcept {
-    return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(s.native()) * 0x9E3779B97F4A7C15ull) >> 56);
-  }
-
   // s's arena: the one its hint names when s owns it (one load and a compare, whichever of the
   // arenas; scanning them by owner mispredicted the loop's exit, 0.4 branches per replayed
   // operation of mlp_4stream), else found by owner or claimed.
   [[gnu::always_inline]] Pool& pool_for(stream_ref s) {
     if (!ownable(s)) return *shared_;
-    const std::uint8_t h = hints_[hint_of(s)].load(std::memory_order_acquire);
+    const std::uint8_t h = hints_[hint_slot(s)].load(std::memory_order_acquire);
     if (h != 0 && arenas_[h - 1].device->owner() == s.native()) [[likely]] return *arenas_[h - 1].pool;
     return find_or_claim(s);
   }
@@ -237,15 +237,19 @@ class stream_arenas {
   // is owned; hints s's slot at the arena it gets.
   [[gnu::noinline]] Pool& find_or_claim(stream_ref s) {
     if (arena_count_ == 0) return *shared_;
-    // Every arena made and owned: a stream beyond them shares arena 0 without the lock (and
-    // without querying every arena's release), as long as no owner has let its arena go.
+    // Every arena made and owned, none let go: no arena can change hands, so without the lock (and
+    // without querying every arena's release) s either owns one, its hint taken by another stream
+    // of its slot, or shares arena 0 as a stream beyond the arenas.
     if (claimed_.load(std::memory_order_acquire) == arena_count_ && unowned_.load(std::memory_order_acquire) == 0) {
+      for (std::size_t i = 0; i < arena_count_; ++i) {
+        if (arenas_[i].device->owner() == s.native()) return *arenas_[i].pool;
+      }
       return *shared_;
     }
     std::lock_guard lock(mutex_);
     const std::size_t i = claim(s);
     if (i == arena_count_) return *shared_;
-    hints_[hint_of(s)].store(static_cast<std::uint8_t>(i + 1), std::memory_order_release);
+    hints_[hint_slot(s)].store(static_cast<std::uint8_t>(i + 1), std::memory_order_release);
     return *arenas_[i].pool;
   }
 
@@ -313,7 +317,7 @@ class stream_arenas {
   std::mutex mutex_;    // claims and releases of arenas
   std::atomic<std::size_t> claimed_{0};  // arenas_[0, claimed_) have a pool
   std::atomic<std::size_t> unowned_{0};  // of those, let go by their owners (written under mutex_)
-  // Per hint_of(s): 1 + the index of the arena s was last given (0: none). Written under mutex_
+  // Per hint_slot(s): 1 + the index of the arena s was last given (0: none). Written under mutex_
   // (release, after the arena's pool and owner); only a hint: pool_for checks the arena's owner,
   // so a hint left by a stream that let its arena go, or by another stream of the same slot,
   // costs the scan and never gives s an arena it does not own.
