@@ -168,6 +168,16 @@ def equal_allocators_score(k, n_rounds, cv, trials=4000):
     return statistics.median(scores), sum(x >= 0.98 for x in scores) / trials
 
 
+def pool_groups(allocs, prefix="", also=()):
+    """The pools whose targets a section reads, in two groups: the variants as they are (labels
+    without an option suffix, after `prefix`; plus `also`) and behind stream arenas (`<v>-arenas`,
+    since s45). The second is empty when the run has no arena rows."""
+    names = {a: a[len(prefix):] for a in allocs if a.startswith(prefix) and a not in PEERS and a != "none"}
+    plain = [a for a, n in names.items() if "-" not in n or n in also]
+    arenas = [a for a, n in names.items() if n.endswith("-arenas")]
+    return (plain, "the variants as they are"), (arenas, "behind stream arenas (`-arenas`)")
+
+
 def section_serve(pg, bench):
     pg.add("", "## Serve: a multi-threaded server (bench `serve/<allocator>/<small|mixed>`)", "")
     modes = [m for m in ("small", "mixed") if bench.series("serve", m) or bench.failed.get(("serve", m))]
@@ -283,9 +293,8 @@ def section_serve(pg, bench):
         # as a CCCL user reaches it.
         # The variants behind stream arenas (`<v>-arenas`, since s45) are checked as a group of their
         # own beside them.
-        pools = [a for a in allocs if a not in PEERS and a != "none" and ("-" not in a or a == "tls-mr")]
-        arena_pools = [a for a in allocs if a.endswith("-arenas")]
-        groups = [(pools, "")] + ([(arena_pools, "with stream arenas (`-arenas`): ")] if arena_pools else [])
+        (pools, _), (arena_pools, arena_label) = pool_groups(allocs, also=("tls-mr",))
+        groups = [(pools, "")] + ([(arena_pools, f"{arena_label}: ")] if arena_pools else [])
         checks = []
         if mode == "small" and any(best_peer.values()):
             at = [t for t in (16, 64) if best_peer.get(t)]
@@ -468,9 +477,7 @@ TARGET_STEP = 1.02
 def torch_targets(pg, workloads, allocs, measured):
     """One line per group of the plug-in's rows (`cudapool-<v>`, and `cudapool-<v>-arenas`): how many
     (workload, allocator) cells meet each PyTorch target, and the worst of each."""
-    groups = [([a for a in allocs if a.startswith("cudapool-") and a.count("-") == 1], "the variants as they are"),
-              ([a for a in allocs if a.startswith("cudapool-") and a.endswith("-arenas")],
-               "with stream arenas (`-arenas`)")]
+    groups = pool_groups(allocs, prefix="cudapool-")
     lines = []
     for group, label in groups:
         cells = [(w, a) for w in workloads for a in group if (w, a) in measured]
@@ -726,8 +733,7 @@ def replay_targets(pg, traces, allocs, rows, live, ns, x_base):
     """One line per group of pools (the variants as they are; behind stream arenas, `-arenas`): how
     many (allocator, trace) cells meet each of issue 14's replay targets, the worst of each, and the
     traces on which every pool of the group meets all three. x_base: None without the baseline."""
-    groups = [([a for a in allocs if a not in PEERS and "-" not in a], "the variants as they are"),
-              ([a for a in allocs if a.endswith("-arenas")], "behind stream arenas (`-arenas`)")]
+    groups = pool_groups(allocs)
     lines = []
     for group, label in groups:
         cells = [(a, t) for a in group for t in traces if rows.get((t, a)) and rows[(t, a)][0]]
