@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# s48: what the stream arenas' front costs the small-class hot path (issue 14's pair check, and the
+# measurement a default with arenas on would need): pair/<v>/4096 against pair/<v>-arenas/4096 for
+# tls and stream at 1 thread (pinned to CPU PIN, default 2) and at 16 threads (unpinned), each
+# allocator in its own fresh process, ROUNDS rounds (4), the allocators' order rotating by one per
+# round, REPS (3) x MIN_TIME (0.3) s a point. Each thread allocates and frees on a stream of its
+# own, so with arenas every thread owns an arena. Needs .bundle unpacked (gpu-suite's first part).
+# BACKEND=sim runs it without a GPU (a check of the script).
+#   bash docs/results/2026-12-07-s48/pair_front.sh OUT_DIR     (repository root)
+set -u
+out=${1:?usage: pair_front.sh OUT_DIR}
+b=${BUNDLE:-.bundle}
+[ -x $b/bin/bench ] || { echo "pair_front.sh: $b/bin/bench is missing (run a gpu-suite part first)" >&2; exit 2; }
+export LD_LIBRARY_PATH=$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p "$out"
+allocs=(tls tls-arenas stream stream-arenas)
+status=0
+for r in $(seq 1 "${ROUNDS:-4}"); do
+  for k in "${!allocs[@]}"; do
+    a=${allocs[$(( (k + r) % ${#allocs[@]} ))]}
+    for t in 1 16; do
+      pin=(); [ "$t" = 1 ] && pin=(taskset -c "${PIN:-2}")
+      "${pin[@]}" $b/bin/bench --backend="${BACKEND:-cuda}" --traces= --benchmark_filter="^pair/$a/4096/real_time/threads:$t\$" \
+        --benchmark_min_time="${MIN_TIME:-0.3}" --benchmark_repetitions="${REPS:-3}" \
+        --benchmark_report_aggregates_only=true --benchmark_format=json > "$out/${a}_t${t}_r$r.json" 2> "$out/${a}_t${t}_r$r.err" ||
+        { echo "pair_front.sh: $a threads:$t round $r failed" >&2; status=1; }
+    done
+  done
+done
+python3 "$(dirname "$0")/pair_front.py" "$out" | tee "$out/summary.txt"
+exit $status
