@@ -3,8 +3,11 @@
 # measurement a default with arenas on would need): pair/<v>/4096 against pair/<v>-arenas/4096 for
 # tls and stream at 1 thread (pinned to CPU PIN, default 2) and at 16 threads (unpinned), each
 # allocator in its own fresh process, ROUNDS rounds (4), the allocators' order rotating by one per
-# round, REPS (3) x MIN_TIME (0.3) s a point. Each thread allocates and frees on a stream of its
-# own, so with arenas every thread owns an arena. Needs .bundle unpacked (gpu-suite's first part).
+# round, REPS (3) x MIN_TIME (0.3) s a point. bench's pair gives pools the default stream (only
+# peers get a stream per thread: bench_allocator::wants_home_streams), so every -arenas pair goes
+# through arena 0: the front's cost to a program on the default stream, the cost a default with
+# arenas on would put on it (not an owner's path; this comment corrected after the run, which
+# first said each thread owned an arena). Needs .bundle unpacked (gpu-suite's first part).
 # BACKEND=sim runs it without a GPU (a check of the script).
 #   bash docs/results/2026-12-07-s48/pair_front.sh OUT_DIR     (repository root)
 set -u
