@@ -187,7 +187,7 @@ inline segment_heap::fit segment_heap::find_fit(std::size_t bytes, std::size_t a
 }
 
 // The bytes of the run of free extents that id lies in.
-std::size_t segment_heap::hole_bytes(std::uint32_t id) const noexcept {
+inline std::size_t segment_heap::hole_bytes(std::uint32_t id) const noexcept {
   std::size_t h = extents_[id].bytes;
   for (std::uint32_t n = extents_[id].prev; n != none && extents_[n].st == state::free; n = extents_[n].prev) h += extents_[n].bytes;
   for (std::uint32_t n = extents_[id].next; n != none && extents_[n].st == state::free; n = extents_[n].next) h += extents_[n].bytes;
@@ -195,7 +195,7 @@ std::size_t segment_heap::hole_bytes(std::uint32_t id) const noexcept {
 }
 
 
-void segment_heap::insert_free(std::uint32_t id) noexcept {
+inline void segment_heap::insert_free(std::uint32_t id) noexcept {
   extent& e = extents_[id];
   e.st = state::free;
   const unsigned b = bin_of(e.bytes);
@@ -214,7 +214,7 @@ void segment_heap::insert_free(std::uint32_t id) noexcept {
   }
 }
 
-void segment_heap::remove_free(std::uint32_t id) noexcept {
+inline void segment_heap::remove_free(std::uint32_t id) noexcept {
   extent& e = extents_[id];
   free_bytes_ -= e.bytes;
   if (e.in_pending) ++stale_pending_;  // listed, and no longer free (until insert_free)
@@ -265,7 +265,7 @@ void segment_heap::add_spare(std::size_t n) {
   }
 }
 
-std::uint32_t segment_heap::new_extent() noexcept {
+inline std::uint32_t segment_heap::new_extent() noexcept {
   const std::uint32_t id = free_ids_.back();
   free_ids_.pop_back();
   const bool in_pending = extents_[id].in_pending;
@@ -274,14 +274,14 @@ std::uint32_t segment_heap::new_extent() noexcept {
   return id;
 }
 
-void segment_heap::recycle(std::uint32_t id) noexcept {
+inline void segment_heap::recycle(std::uint32_t id) noexcept {
   extents_[id].st = state::dead;
   free_ids_.push_back(id);  // capacity >= extents_.size()
 }
 
 // id keeps [lo, hi); what lies before and after it becomes new neighbours with id's tag (none when
 // empty), for the caller to bin. Needs ensure_spare(2).
-std::pair<std::uint32_t, std::uint32_t> segment_heap::carve(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) noexcept {
+inline std::pair<std::uint32_t, std::uint32_t> segment_heap::carve(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) noexcept {
   auto beside = [&](bool after, std::uintptr_t from, std::uintptr_t to) {
     const std::uint32_t n = new_extent();
     extent& a = extents_[id];
@@ -306,7 +306,7 @@ std::pair<std::uint32_t, std::uint32_t> segment_heap::carve(std::uint32_t id, st
   return {front, back};
 }
 
-void segment_heap::unlink(std::uint32_t id) noexcept {
+inline void segment_heap::unlink(std::uint32_t id) noexcept {
   extent& e = extents_[id];
   if (e.prev != none) extents_[e.prev].next = e.next;
   if (e.next != none) extents_[e.next].prev = e.prev;
@@ -704,7 +704,7 @@ segment_heap::run segment_heap::grow(std::size_t bytes, std::size_t alignment, s
 
 // The free extent id (which `use` may take) with the neighbours on either side that `use` may take
 // too. For an unmapped id: its free neighbours that `use` may take (id itself where there are none).
-segment_heap::run segment_heap::run_around(std::uint32_t id, stream_use use) const noexcept {
+inline segment_heap::run segment_heap::run_around(std::uint32_t id, stream_use use) const noexcept {
   auto usable = [&](std::uint32_t n) { return n != none && extents_[n].st == state::free && safe_for(extents_[n].tag, use); };
   run r{id, id};
   while (usable(extents_[r.first].prev)) r.first = extents_[r.first].prev;
