@@ -241,10 +241,8 @@ class stream_arenas {
     // without querying every arena's release) s either owns one, its hint taken by another stream
     // of its slot, or shares arena 0 as a stream beyond the arenas.
     if (claimed_.load(std::memory_order_acquire) == arena_count_ && unowned_.load(std::memory_order_acquire) == 0) {
-      for (std::size_t i = 0; i < arena_count_; ++i) {
-        if (arenas_[i].device->owner() == s.native()) return *arenas_[i].pool;
-      }
-      return *shared_;
+      const std::size_t i = owned_by(s, arena_count_);
+      return i != arena_count_ ? *arenas_[i].pool : *shared_;
     }
     std::lock_guard lock(mutex_);
     const std::size_t i = claim(s);
@@ -253,12 +251,17 @@ class stream_arenas {
     return *arenas_[i].pool;
   }
 
+  // The index among arenas_[0, n) of the arena s owns (n: none).
+  [[nodiscard]] std::size_t owned_by(stream_ref s, std::size_t n) const noexcept {
+    std::size_t i = 0;
+    while (i < n && arenas_[i].device->owner() != s.native()) ++i;
+    return i;
+  }
+
   // The index of the arena s owns or now takes (arena_count_: none left). Under mutex_.
   std::size_t claim(stream_ref s) {
     const std::size_t n = claimed_.load(std::memory_order_relaxed);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (arenas_[i].device->owner() == s.native()) return i;  // its hint was another stream's
-    }
+    if (const std::size_t i = owned_by(s, n); i != n) return i;  // its hint was another stream's
     for (std::size_t i = 0; i < n; ++i) {  // a let-go arena whose last owner's work has completed
       if (arenas_[i].device->reusable()) {
         arenas_[i].device->set_owner(s.native());
