@@ -105,12 +105,31 @@ class basic_pool final : private core::free_list_sink {
   // allocate(0) returns nullptr.
   [[nodiscard]] void* allocate(std::size_t bytes, stream_ref s = {}) { return allocate(bytes, min_alignment, s); }
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
+    void* p = allocate_or_null(bytes, alignment, s);
+    if (p == nullptr && bytes != 0) [[unlikely]] throw_out_of_memory(bytes, alignment);
+    return p;
+  }
+  // As allocate, but nullptr when exhausted instead of out_of_memory (the other errors throw): for a
+  // front that first frees memory elsewhere (stream_arenas), whose hot path then needs no handler.
+  [[nodiscard]] void* allocate_or_null(std::size_t bytes, std::size_t alignment, stream_ref s = {}) {
     if (!core::power_of_two(alignment)) {
       throw std::invalid_argument("cudapool: alignment " + std::to_string(alignment) + " is not a power of two");
     }
-    void* p = allocate_impl(bytes, alignment, s);
-    if (p == nullptr && bytes != 0) [[unlikely]] throw_out_of_memory(bytes, alignment);
-    return p;
+    return allocate_impl(bytes, alignment, s);
+  }
+  // Throws out_of_memory with this pool's report for a request of bytes (what allocate throws when
+  // exhausted; for a front whose allocate_or_null got nullptr).
+  [[gnu::noinline, noreturn]] void throw_out_of_memory(std::size_t bytes, std::size_t alignment) {
+    std::shared_ptr<oom_report> report;
+    try {
+      report = std::make_shared<oom_report>(core_.exhaustion_report(bytes, alignment, stats()));
+      if constexpr (requires(const FreeLists& l, oom_report& r) { l.holdings(r); }) lists_.holdings(*report);
+    } catch (const std::exception& e) {  // out of host memory too: say what was asked
+      throw out_of_memory("cudapool: out of memory: requested " + std::to_string(bytes) + " B (no report: " +
+                          e.what() + ")");
+    }
+    std::string message = core_.describe_exhaustion(*report);
+    throw out_of_memory(std::move(message), std::move(report));
   }
 
   // Thread-safe. nullptr when exhausted (or on any failure, or for 0 bytes).
@@ -330,18 +349,6 @@ class basic_pool final : private core::free_list_sink {
                                 " (each device's streams go to that device's pool: per_device::get)");
   }
 
-  [[gnu::noinline, noreturn]] void throw_out_of_memory(std::size_t bytes, std::size_t alignment) {
-    std::shared_ptr<oom_report> report;
-    try {
-      report = std::make_shared<oom_report>(core_.exhaustion_report(bytes, alignment, stats()));
-      if constexpr (requires(const FreeLists& l, oom_report& r) { l.holdings(r); }) lists_.holdings(*report);
-    } catch (const std::exception& e) {  // out of host memory too: say what was asked
-      throw out_of_memory("cudapool: out of memory: requested " + std::to_string(bytes) + " B (no report: " +
-                          e.what() + ")");
-    }
-    std::string message = core_.describe_exhaustion(*report);
-    throw out_of_memory(std::move(message), std::move(report));
-  }
 
 
   // ---- debug paths (core_.debugging(): some debug option is on) ------------------------------
