@@ -149,7 +149,7 @@ class segment_heap {
     bool in_pending = false;  // the id is in pending_ (kept across the id's reuse)
     std::uint32_t prev = none;  // address neighbours in the segment
     std::uint32_t next = none;
-    std::uint32_t link_prev = none;  // the bin list (free) or the unmapped list
+    std::uint32_t link_prev = none;  // the bin list (free; its head: head_of_bin + its bin) or the unmapped list
     std::uint32_t link_next = none;
     std::uint32_t segment = 0;
     [[nodiscard]] std::uintptr_t end() const noexcept { return base + bytes; }
@@ -195,6 +195,9 @@ class segment_heap {
   };
 
   static constexpr unsigned bin_count = 640;
+  // A bin list's head has link_prev = head_of_bin + its bin, so that remove_free need not compute
+  // the bin (the extent has no spare byte to keep it in). Extent ids stay below it.
+  static constexpr std::uint32_t head_of_bin = none - bin_count;
   [[gnu::always_inline]] static inline unsigned bin_of(std::size_t bytes) noexcept;  // segment_heap.cpp alone calls it
   [[gnu::always_inline]] static inline std::size_t bin_floor(unsigned b) noexcept;  // segment_heap.cpp alone calls it
 
