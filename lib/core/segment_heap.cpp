@@ -439,14 +439,27 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // Stale entries of pending_ that the walks of find_run met: dropped once they outnumber a walk's
   // worth (O(pending_) each time, so amortised over at least as many stale reads).
   if (stale_seen_ > 64 && stale_seen_ > pending_.size()) drop_stale_pending();
-  // Holes first, then the wilderness.
+  // Holes first (again once ranges whose epochs completed merged), then the wilderness (not with
+  // chunks). One call of place(), inlined: as three calls, their prologues, epilogues and arguments
+  // cost about 45 instructions per large allocation (mlp_4stream's replay, sim, callgrind, s48).
   std::size_t hole = 0;  // of the range found
-  run r = place(size, alignment, use, false, &hole);
-  if (r.first == none && resolve_new_completions()) r = place(size, alignment, use, false, &hole);
+  run r;
+  bool wilderness = false;
+  for (bool resolved = false;;) {
+    r = place(size, alignment, use, wilderness, &hole);
+    if (r.first != none || wilderness) break;
+    if (!resolved) {
+      resolved = true;
+      if (resolve_new_completions()) continue;
+    }
+    if (page_ == 0) break;
+    wilderness = true;
+  }
   // One stream alone has freed into the heap: nothing waits behind another stream's epoch (and the
   // scan of pending_ below cost a single-stream replay of lm_train 1.3-1.6x its time per operation
-  // on the H200, docs/results/2026-12-02-h200-s10 call d).
-  if (behind != nullptr && r.first != none && multi_stream_.load(std::memory_order_relaxed)) {
+  // on the H200, docs/results/2026-12-02-h200-s10 call d). Only for a range in a hole (below the
+  // wilderness).
+  if (behind != nullptr && r.first != none && !wilderness && multi_stream_.load(std::memory_order_relaxed)) {
     // Eight times: each named stream costs the caller an event (1.7 us on an H200 before s32's
     // backend fix, 0.5 since). On mlp_4stream twice gave 1.028x the live peak for 1.5x the events,
     // eight times 1.04-1.07x for 1.1-1.25x.
@@ -455,7 +468,6 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
       if (*behind != nullptr) return nullptr;
     }
   }
-  if (r.first == none && page_ != 0) r = place(size, alignment, use, true, &hole);  // chunks: no wilderness
   if (r.first == none && may_grow && config_.allow_growth) {
     if (page_ != 0) {
       r = grow(size, alignment, use, wait_own);
@@ -470,7 +482,7 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
 // Where a request goes: into the smallest hole that holds it, as one free extent or as a run of
 // neighbours that `use` may all take (ranges of its stream beside resolved ones, which free()
 // keeps apart), cut from the start of what `use` may take of the hole (one remnant, not two).
-segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+inline segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                                       std::size_t* hole) const noexcept {
   const fit f = find_fit(bytes, alignment, use, wilderness);
   *hole = f.hole;

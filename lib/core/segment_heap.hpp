@@ -219,7 +219,9 @@ class segment_heap {
   // Both: *hole, the bytes of the hole the run found lies in (hole_bytes of its extents).
   run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                std::size_t* hole) const noexcept;
-  run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness, std::size_t* hole) const noexcept;
+  // Inline into allocate(), its one caller (segment_heap.cpp alone calls it).
+  [[gnu::always_inline]] inline run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
+                                          std::size_t* hole) const noexcept;
   [[nodiscard]] bool pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept;
   // The stream of the free extent that `use` may not take yet and that would hold the request in
   // the smallest hole below `hole` (wilderness left out), or nullptr.
