@@ -138,7 +138,7 @@ inline std::size_t segment_heap::bin_floor(unsigned b) noexcept {
   return (std::size_t{16 + b % 16} << (fl - 4)) * granule;
 }
 
-inline segment_heap::fit segment_heap::find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
+inline segment_heap::fit segment_heap::find_fit(std::size_t bytes, unsigned bin, std::size_t alignment, stream_use use,
                                                 bool wilderness) const noexcept {
   // From the bin of `bytes`, not of bytes + the worst-case alignment padding: an extent that is
   // already aligned fits exactly (a freed 64 KiB-aligned slab frame serves the next slab).
@@ -147,7 +147,7 @@ inline segment_heap::fit segment_heap::find_fit(std::size_t bytes, std::size_t a
     if (align_up(e.base, alignment) + bytes > e.end()) return false;
     return wilderness || e.next == none || extents_[e.next].st != state::unmapped;
   };
-  unsigned b = bin_of(bytes);
+  unsigned b = bin;
   std::uint32_t best = none;
   std::size_t best_hole = 0;
   for (bool first = true;; first = false) {
@@ -443,10 +443,11 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
   // chunks). One call of place(), inlined: as three calls, their prologues, epilogues and arguments
   // cost about 45 instructions per large allocation (mlp_4stream's replay, sim, callgrind, s48).
   std::size_t hole = 0;  // of the range found
+  const unsigned bin = bin_of(size);  // once: gcc computed it again in each pass of the loop
   run r;
   bool wilderness = false;
   for (bool resolved = false;;) {
-    r = place(size, alignment, use, wilderness, &hole);
+    r = place(size, bin, alignment, use, wilderness, &hole);
     if (r.first != none || wilderness) break;
     if (!resolved) {
       resolved = true;
@@ -482,9 +483,9 @@ void* segment_heap::allocate(std::size_t bytes, std::size_t alignment, kind k, s
 // Where a request goes: into the smallest hole that holds it, as one free extent or as a run of
 // neighbours that `use` may all take (ranges of its stream beside resolved ones, which free()
 // keeps apart), cut from the start of what `use` may take of the hole (one remnant, not two).
-inline segment_heap::run segment_heap::place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
-                                      std::size_t* hole) const noexcept {
-  const fit f = find_fit(bytes, alignment, use, wilderness);
+inline segment_heap::run segment_heap::place(std::size_t bytes, unsigned bin, std::size_t alignment, stream_use use,
+                                             bool wilderness, std::size_t* hole) const noexcept {
+  const fit f = find_fit(bytes, bin, alignment, use, wilderness);
   *hole = f.hole;
   run r = f.id != none ? run_around(f.id, use) : run{none, none};
   // Runs of neighbours only where no free extent fits. With several streams a run in a smaller hole

@@ -210,7 +210,8 @@ class segment_heap {
     std::uint32_t id;  // none: nothing fits
     std::size_t hole;  // the bytes of the hole it lies in (hole_bytes(id))
   };
-  [[gnu::always_inline]] inline fit find_fit(std::size_t bytes, std::size_t alignment, stream_use use,
+  // bin: bin_of(bytes).
+  [[gnu::always_inline]] inline fit find_fit(std::size_t bytes, unsigned bin, std::size_t alignment, stream_use use,
                                              bool wilderness) const noexcept;
   [[nodiscard, gnu::always_inline]] inline std::size_t hole_bytes(std::uint32_t id) const noexcept;
   struct run {
@@ -220,8 +221,8 @@ class segment_heap {
   run find_run(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
                std::size_t* hole) const noexcept;
   // Inline into allocate(), its one caller (segment_heap.cpp alone calls it).
-  [[gnu::always_inline]] inline run place(std::size_t bytes, std::size_t alignment, stream_use use, bool wilderness,
-                                          std::size_t* hole) const noexcept;
+  [[gnu::always_inline]] inline run place(std::size_t bytes, unsigned bin, std::size_t alignment, stream_use use,
+                                          bool wilderness, std::size_t* hole) const noexcept;
   [[nodiscard]] bool pending_tagged_left_of(std::uint32_t first, std::uint32_t id) const noexcept;
   // The stream of the free extent that `use` may not take yet and that would hold the request in
   // the smallest hole below `hole` (wilderness left out), or nullptr.
