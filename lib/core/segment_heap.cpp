@@ -571,7 +571,7 @@ bool segment_heap::pending_tagged_left_of(std::uint32_t first, std::uint32_t id)
 // Cuts [round_up(base, alignment), + bytes) out of the free extents r.first .. r.last (neighbours;
 // one extent when equal). What is left before the range keeps its extent's tag, what is left after
 // it keeps its own.
-void* segment_heap::take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested) {
+inline void* segment_heap::take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested) {
   ensure_spare(2);
   index_.reserve_one();
   const std::uintptr_t start = align_up(extents_[r.first].base, alignment);

@@ -236,7 +236,8 @@ class segment_heap {
     return requested_[static_cast<std::size_t>(&e - extents_.data())];
   }
   std::uint32_t add_segment(std::uintptr_t base, std::size_t bytes, bool vm, state initial);
-  void* take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
+  // Inline into allocate(), its one caller (segment_heap.cpp alone calls it).
+  [[gnu::always_inline]] inline void* take(run r, std::size_t bytes, std::size_t alignment, kind k, std::size_t requested);
   // At least n extent ids free (the test inline: take() asks on every allocation).
   void ensure_spare(std::size_t n) {
     if (free_ids_.size() < n) add_spare(n);
