@@ -325,9 +325,19 @@ inline void segment_heap::unlink(std::uint32_t id) noexcept {
 // resolved neighbours: place() and grow() take runs of neighbours (find_run, run_around).
 // With `only` (grow: the new range is for `only`'s request), only neighbours it may take merge.
 std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
-  // On each side while the next neighbour merges: a neighbour merged in may border another whose
-  // epoch completed since (both resolved, not yet merged: resolve_completed has not run).
-  for (const bool left : {true, false}) for (;;) {
+  // The side a template argument: looped over {true, false} (an initializer_list), the side was a
+  // variable in memory, tested on every step (about 15 instructions per free, sim, callgrind, s48).
+  merge_side<true>(id, only);
+  merge_side<false>(id, only);
+  insert_free(id);
+  return id;
+}
+
+// coalesce() on one side: while the next neighbour merges (a neighbour merged in may border another
+// whose epoch completed since: both resolved, not yet merged, resolve_completed has not run).
+template <bool left>
+inline void segment_heap::merge_side(std::uint32_t id, const stream_use* only) noexcept {
+  for (;;) {
     const std::uint32_t n = left ? extents_[id].prev : extents_[id].next;
     if (n == none || extents_[n].st != state::free) break;
     stream_tag t;
@@ -344,8 +354,6 @@ std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) n
     unlink(n);
     recycle(n);
   }
-  insert_free(id);
-  return id;
 }
 
 std::uint32_t segment_heap::merge_unmapped(std::uint32_t id) noexcept {

@@ -255,6 +255,8 @@ class segment_heap {
   void insert_unmapped(std::uint32_t id) noexcept;
   void remove_unmapped(std::uint32_t id) noexcept;
   std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
+  template <bool left>
+  [[gnu::always_inline]] inline void merge_side(std::uint32_t id, const stream_use* only) noexcept;  // coalesce's
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
   void resolve_completed() noexcept;
   // Drops from pending_ what is no longer a tagged free extent (taken, merged away, unmapped):
