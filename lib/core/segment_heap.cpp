@@ -324,7 +324,7 @@ inline void segment_heap::unlink(std::uint32_t id) noexcept {
 // (19 GiB mapped for 1 GiB live after 5 minutes). A stream still gets the union of its own and
 // resolved neighbours: place() and grow() take runs of neighbours (find_run, run_around).
 // With `only` (grow: the new range is for `only`'s request), only neighbours it may take merge.
-std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
+inline std::uint32_t segment_heap::coalesce(std::uint32_t id, const stream_use* only) noexcept {
   // The side a template argument: looped over {true, false} (an initializer_list), the side was a
   // variable in memory, tested on every step (about 15 instructions per free, sim, callgrind, s48).
   merge_side<true>(id, only);

@@ -254,7 +254,8 @@ class segment_heap {
   [[gnu::always_inline]] inline void remove_free(std::uint32_t id) noexcept;
   void insert_unmapped(std::uint32_t id) noexcept;
   void remove_unmapped(std::uint32_t id) noexcept;
-  std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;  // the merged extent
+  // The merged extent. Inline (segment_heap.cpp alone calls it): free() calls it on every large free.
+  [[gnu::always_inline]] inline std::uint32_t coalesce(std::uint32_t id, const stream_use* only = nullptr) noexcept;
   template <bool left>
   [[gnu::always_inline]] inline void merge_side(std::uint32_t id, const stream_use* only) noexcept;  // coalesce's
   std::uint32_t merge_unmapped(std::uint32_t id) noexcept;
