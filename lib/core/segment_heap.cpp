@@ -20,7 +20,7 @@ constexpr std::size_t granule = 256;  // every extent starts and ends on one (cu
 
 // ---- address index ---------------------------------------------------------------------------
 
-std::size_t segment_heap::address_index::slot_with(std::uintptr_t key) const noexcept {
+inline std::size_t segment_heap::address_index::slot_with(std::uintptr_t key) const noexcept {
   if (keys_.empty()) return 0;
   for (std::size_t i = slot_of(key);; i = (i + 1) & (keys_.size() - 1)) {
     if (keys_[i] == key) return i;
@@ -42,7 +42,7 @@ void segment_heap::address_index::grow() {
   }
 }
 
-void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) noexcept {
+inline void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) noexcept {
   std::size_t i = slot_of(key);
   while (keys_[i] != 0) i = (i + 1) & (keys_.size() - 1);
   keys_[i] = key;
@@ -50,7 +50,7 @@ void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) n
   ++size_;
 }
 
-void segment_heap::address_index::erase_slot(std::size_t i) noexcept {
+inline void segment_heap::address_index::erase_slot(std::size_t i) noexcept {
   const std::size_t mask = keys_.size() - 1;
   // Backward-shift deletion: move later entries of the probe run into the hole when their home
   // slot does not lie between the hole and them.

@@ -170,7 +170,9 @@ class segment_heap {
     void reserve_one() {
       if ((size_ + 1) * 2 > keys_.size()) grow();
     }
-    void insert(std::uintptr_t key, std::uint32_t id) noexcept;
+    // insert, slot_with and erase_slot: inline into take() and free() (segment_heap.cpp alone calls
+    // them), once per large allocation and free each.
+    [[gnu::always_inline]] inline void insert(std::uintptr_t key, std::uint32_t id) noexcept;
     // The id under key (none: not there), erased when keep(id) is false: one probe either way.
     template <class Keep>
     [[nodiscard]] std::uint32_t take_unless(std::uintptr_t key, Keep keep) noexcept {
@@ -187,8 +189,8 @@ class segment_heap {
       return static_cast<std::size_t>((key >> 8) * 0x9E3779B97F4A7C15ull >> 20) & (keys_.size() - 1);
     }
     void grow();
-    [[nodiscard]] std::size_t slot_with(std::uintptr_t key) const noexcept;  // keys_.size(): none
-    void erase_slot(std::size_t i) noexcept;
+    [[nodiscard, gnu::always_inline]] inline std::size_t slot_with(std::uintptr_t key) const noexcept;  // keys_.size(): none
+    [[gnu::always_inline]] inline void erase_slot(std::size_t i) noexcept;
     std::vector<std::uintptr_t> keys_;  // 0: empty
     std::vector<std::uint32_t> ids_;
     std::size_t size_ = 0;
