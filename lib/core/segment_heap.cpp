@@ -22,7 +22,7 @@ constexpr std::size_t granule = 256;  // every extent starts and ends on one (cu
 
 inline std::size_t segment_heap::address_index::slot_with(std::uintptr_t key) const noexcept {
   if (keys_.empty()) return 0;
-  for (std::size_t i = slot_of(key);; i = (i + 1) & (keys_.size() - 1)) {
+  for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
     if (keys_[i] == key) return i;
     if (keys_[i] == 0) return keys_.size();
   }
@@ -33,10 +33,11 @@ void segment_heap::address_index::grow() {
   std::vector<std::uint32_t> ids(keys.size(), none);
   std::swap(keys, keys_);
   std::swap(ids, ids_);
+  mask_ = keys_.size() - 1;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (keys[i] == 0) continue;
     std::size_t j = slot_of(keys[i]);
-    while (keys_[j] != 0) j = (j + 1) & (keys_.size() - 1);
+    while (keys_[j] != 0) j = (j + 1) & mask_;
     keys_[j] = keys[i];
     ids_[j] = ids[i];
   }
@@ -44,14 +45,14 @@ void segment_heap::address_index::grow() {
 
 inline void segment_heap::address_index::insert(std::uintptr_t key, std::uint32_t id) noexcept {
   std::size_t i = slot_of(key);
-  while (keys_[i] != 0) i = (i + 1) & (keys_.size() - 1);
+  while (keys_[i] != 0) i = (i + 1) & mask_;
   keys_[i] = key;
   ids_[i] = id;
   ++size_;
 }
 
 inline void segment_heap::address_index::erase_slot(std::size_t i) noexcept {
-  const std::size_t mask = keys_.size() - 1;
+  const std::size_t mask = mask_;
   // Backward-shift deletion: move later entries of the probe run into the hole when their home
   // slot does not lie between the hole and them.
   for (std::size_t j = (i + 1) & mask; keys_[j] != 0; j = (j + 1) & mask) {

@@ -186,13 +186,14 @@ class segment_heap {
 
    private:
     [[nodiscard]] std::size_t slot_of(std::uintptr_t key) const noexcept {
-      return static_cast<std::size_t>((key >> 8) * 0x9E3779B97F4A7C15ull >> 20) & (keys_.size() - 1);
+      return static_cast<std::size_t>((key >> 8) * 0x9E3779B97F4A7C15ull >> 20) & mask_;
     }
     void grow();
     [[nodiscard, gnu::always_inline]] inline std::size_t slot_with(std::uintptr_t key) const noexcept;  // keys_.size(): none
     [[gnu::always_inline]] inline void erase_slot(std::size_t i) noexcept;
     std::vector<std::uintptr_t> keys_;  // 0: empty
     std::vector<std::uint32_t> ids_;
+    std::size_t mask_ = 0;  // keys_.size() - 1 (a member: every probe step masks with it)
     std::size_t size_ = 0;
   };
 
