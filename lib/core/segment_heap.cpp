@@ -411,7 +411,7 @@ void segment_heap::drop_stale_pending() noexcept {
   prune_pending([](const stream_tag& t) { return t.completed != nullptr; }, nullptr);
 }
 
-bool segment_heap::resolve_new_completions() noexcept {
+inline bool segment_heap::resolve_new_completions() noexcept {
   // A tag resolves only when its stream's completed counter passes its epoch, and pool_core's
   // reclaim counts every such advance (note_completion) after it: no new count, nothing new to
   // merge. A look at every miss of the holes walked pending_ on every allocation that went to the
