@@ -229,7 +229,8 @@ inline void segment_heap::remove_free(std::uint32_t id) noexcept {
     if (e.link_next == none) bitmap_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
   }
   if (e.link_next != none) extents_[e.link_next].link_prev = e.link_prev;  // a new head takes the bin
-  e.link_prev = e.link_next = none;
+  // Its links stay as they are: only a listed extent's are read (insert_free and insert_unmapped
+  // set both).
 }
 
 void segment_heap::insert_unmapped(std::uint32_t id) noexcept {
@@ -286,9 +287,13 @@ inline void segment_heap::recycle(std::uint32_t id) noexcept {
 // empty), for the caller to bin. Needs ensure_spare(2).
 inline std::pair<std::uint32_t, std::uint32_t> segment_heap::carve(std::uint32_t id, std::uintptr_t lo, std::uintptr_t hi) noexcept {
   auto beside = [&](bool after, std::uintptr_t from, std::uintptr_t to) {
-    const std::uint32_t n = new_extent();
+    // Built in place: new_extent()'s zero fill wrote the 64 bytes that the lines below rewrite. A
+    // spare id's extent is dead; the caller's insert_free or insert_unmapped links it.
+    const std::uint32_t n = free_ids_.back();
+    free_ids_.pop_back();
     extent& a = extents_[id];
     extent& e = extents_[n];
+    e.what = kind::large;
     e.base = from;
     e.bytes = to - from;
     e.tag = a.tag;
