@@ -5,10 +5,11 @@
 # one allocator are its rounds), so the page's table has medians over two rounds and each round's
 # ratio to PyTorch's allocator of the same call. train_compare (torch.json) stays call a's (2 pairs);
 # call d's one pair is read in the README.
-#   bash docs/results/2026-12-07-s48/merge_torch.sh OUT.json     (repository root)
+#   bash docs/results/2026-12-07-s48/merge_torch.sh OUT.json [RUN_DIR]     (repository root)
+# RUN_DIR: the run whose a/ and d/ are merged (default this script's folder, s48's; s49 passes its own).
 set -euo pipefail
-out=${1:?usage: merge_torch.sh OUT.json}
-here=$(dirname "$0")
+out=${1:?usage: merge_torch.sh OUT.json [RUN_DIR]}
+here=${2:-$(dirname "$0")}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for call in a d; do
   mkdir -p "$tmp/$call"; tar -xJf "$here/$call/torch.tar.xz" -C "$tmp/$call"
