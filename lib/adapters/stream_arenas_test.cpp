@@ -337,7 +337,7 @@ TEST(StreamArenasOptions, APoolTypeRefusesThemAndMakePoolAppliesThem) {
   for (const std::size_t bad : {std::size_t{0}, std::size_t{128}, std::size_t{300} << 10}) {
     o.arena_max_class_bytes = bad;
     EXPECT_THROW(validate(o), std::invalid_argument) << bad;
-    EXPECT_THROW(make_pool("mutex", sim, o), std::invalid_argument) << bad;
+    EXPECT_THROW((void)make_pool("mutex", sim, o), std::invalid_argument) << bad;
   }
   o.arena_max_class_bytes = std::size_t{256} << 10;
   o.stream_arenas = 4;
