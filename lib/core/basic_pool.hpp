@@ -350,7 +350,6 @@ class basic_pool final : private core::free_list_sink {
   }
 
 
-
   // ---- debug paths (core_.debugging(): some debug option is on) ------------------------------
 
   // As allocate_impl, with room for the guard and the debug layer told about the allocation.
